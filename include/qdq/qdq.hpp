@@ -1,0 +1,140 @@
+// qdq: exact linear quantization and dequantization. The C++ API.
+//
+// Every operator is planned, then executed:
+//   1. a front door (plan_quantize_linear, plan_extended_quantize_linear, ...) checks the inputs
+//      against one specification and returns a Plan, or a Status naming the value and the rule;
+//   2. execute(plan, y) writes the output into a caller-owned buffer.
+// Tensor views are non-owning; shapes and indices count elements, never bytes (4-bit types pack
+// two elements per byte, low nibble first; 2-bit types four per byte, lowest bits first). The
+// views' data must stay alive until execute returns.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "qdq/element_type.h"
+#include "qdq/status.h"
+
+namespace qdq {
+
+struct TensorView {
+  ElementType type = ElementType::kUndefined;
+  std::span<const int64_t> shape;  // empty span = 0-D (one element)
+  const void* data = nullptr;
+};
+
+struct MutableTensorView {
+  ElementType type = ElementType::kUndefined;
+  std::span<const int64_t> shape;
+  void* data = nullptr;
+};
+
+// ONNX QuantizeLinear attributes. Every field defaults to the schema default; a field that the
+// requested version does not define must stay at its default, or planning fails naming it.
+struct QuantizeLinearAttributes {
+  int64_t axis = 1;
+  int64_t block_size = 0;
+  int64_t saturate = 1;
+  int64_t output_dtype = 0;  // TensorProto code, 0 = unset
+  int64_t precision = 0;     // TensorProto code, 0 = unset (v23+)
+  int64_t opset = 25;        // the model's ai.onnx opset; resolves to version 10/13/19/21/23/24/25
+};
+
+struct DequantizeLinearAttributes {
+  int64_t axis = 1;
+  int64_t block_size = 0;
+  int64_t output_dtype = 0;  // v23+
+  int64_t opset = 25;
+};
+
+// Which operator and which of its versions a Plan was made for; used in every message.
+enum class Operation : uint8_t { kQuantize, kDequantize };
+enum class Granularity : uint8_t { kPerTensor, kPerAxis, kBlocked, kElementwise };
+
+// The precision of QuantizeLinear's division x / scale (ONNX `precision`). kFloat64 is what qdq
+// uses for an int32 scale, whose values float32 cannot all hold.
+enum class Precision : uint8_t { kFloat32, kFloat16, kBfloat16, kFloat64 };
+
+inline constexpr int kMaxLayoutRank = 8;
+
+// x seen as an N-D box (N <= 8 after merging) in which each dimension either indexes the scale
+// and zero point (stride > 0) or broadcasts them (stride 0). Per-tensor, per-axis and blocked
+// quantization are all [outer, axis, inner] with different strides; the block divides the scale
+// coordinate along `block_axis`.
+struct Layout {
+  int rank = 1;
+  int64_t dims[kMaxLayoutRank] = {};
+  int64_t scale_strides[kMaxLayoutRank] = {};
+  int64_t zero_point_strides[kMaxLayoutRank] = {};
+  int block_axis = -1;  // -1: no blocking
+  int64_t block_size = 1;
+};
+
+struct Plan {
+  Operation operation = Operation::kQuantize;
+  std::string operator_name;  // "QuantizeLinear-21", "ExtendedDequantizeLinear-1", ...
+  Granularity granularity = Granularity::kPerTensor;
+
+  TensorView x;
+  TensorView scale;
+  TensorView zero_point;  // type kUndefined when absent
+  bool has_zero_point = false;
+  ElementType output_type = ElementType::kUndefined;
+
+  // QuantizeLinear: division precision, whether out-of-range float results saturate, and whether
+  // the zero point is added (integers after rounding, float4/float16/bfloat16 in float32; float8
+  // zero points are required to be 0 and are not added, so -0 stays -0).
+  Precision precision = Precision::kFloat32;
+  bool saturate = true;
+  bool apply_zero_point = false;  // dequantize: subtract it (float8 x: required 0, skipped)
+
+  std::vector<int64_t> shape;  // x's shape, also y's
+  uint64_t element_count = 0;
+  Layout layout;
+};
+
+Result<Plan> plan_quantize_linear(const TensorView& x, const TensorView& y_scale,
+                                  const TensorView* y_zero_point,
+                                  const QuantizeLinearAttributes& attributes = {});
+Result<Plan> plan_dequantize_linear(const TensorView& x, const TensorView& x_scale,
+                                    const TensorView* x_zero_point,
+                                    const DequantizeLinearAttributes& attributes = {});
+
+// AMD Quark com.amd.quark ExtendedQuantizeLinear / ExtendedDequantizeLinear, version 1.
+Result<Plan> plan_extended_quantize_linear(const TensorView& x, const TensorView& y_scale,
+                                           const TensorView* y_zero_point, int64_t axis = 1);
+Result<Plan> plan_extended_dequantize_linear(const TensorView& x, const TensorView& x_scale,
+                                             const TensorView* x_zero_point, int64_t axis = 1);
+
+// DirectML element-wise quantize / dequantize linear: scale and zero point have x's rank, each
+// dimension equal to x's or 1 (broadcast). output_type kUndefined: quantize takes the zero
+// point's type (uint8 without one), dequantize the scale's type.
+Result<Plan> plan_elementwise_quantize_linear(const TensorView& x, const TensorView& scale,
+                                              const TensorView* zero_point,
+                                              ElementType output_type = ElementType::kUndefined);
+Result<Plan> plan_elementwise_dequantize_linear(const TensorView& x, const TensorView& scale,
+                                                const TensorView* zero_point,
+                                                ElementType output_type = ElementType::kUndefined);
+
+enum class ExecutionPath : uint8_t {
+  kAuto,       // the fastest path available (bit-identical to the reference)
+  kReference,  // the scalar transcription of the specification
+};
+
+struct ExecuteOptions {
+  ExecutionPath path = ExecutionPath::kAuto;
+};
+
+// Writes y = op(x, scale, zero point). y must have the plan's output type and x's shape.
+Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOptions& options = {});
+
+// Plan and execute in one call.
+Status quantize_linear(const TensorView& x, const TensorView& y_scale, const TensorView* y_zero_point,
+                       const QuantizeLinearAttributes& attributes, const MutableTensorView& y);
+Status dequantize_linear(const TensorView& x, const TensorView& x_scale,
+                         const TensorView* x_zero_point, const DequantizeLinearAttributes& attributes,
+                         const MutableTensorView& y);
+
+}  // namespace qdq

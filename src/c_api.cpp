@@ -1,0 +1,226 @@
+// The C ABI: converts C structs to views, runs the C++ API, and turns every outcome (including an
+// exception from the standard library, e.g. bad_alloc) into a status code plus a thread-local
+// message. Nothing propagates across extern "C".
+#include "qdq/qdq.h"
+
+#include <exception>
+#include <string>
+
+#include "qdq/qdq.hpp"
+
+namespace {
+
+thread_local std::string g_last_error;
+
+qdq_status_code report(const qdq::Status& status) {
+  if (status.ok()) {
+    g_last_error.clear();
+    return QDQ_OK;
+  }
+  g_last_error = status.message();
+  return status.code() == qdq::StatusCode::kInvalidArgument ? QDQ_INVALID_ARGUMENT : QDQ_INTERNAL;
+}
+
+qdq::Status null_argument(const char* function, const char* argument) {
+  return qdq::Status::invalid_argument(std::string(function) + ": argument '" + argument + "' is NULL");
+}
+
+// Views over C structs. A negative rank or a null shape with rank > 0 is reported, not followed.
+qdq::Status to_view(const char* function, const char* role, const qdq_tensor* tensor, qdq::TensorView* view) {
+  if (tensor == nullptr) return null_argument(function, role);
+  if (tensor->rank < 0 || (tensor->rank > 0 && tensor->shape == nullptr)) {
+    return qdq::Status::invalid_argument(std::string(function) + ": tensor '" + role + "' has rank " +
+                                         std::to_string(tensor->rank) + " and shape pointer " +
+                                         (tensor->shape ? "set" : "NULL") + "; rank must be >= 0 with a shape of that length");
+  }
+  view->type = static_cast<qdq::ElementType>(tensor->type);
+  view->shape = {tensor->shape, static_cast<size_t>(tensor->rank)};
+  view->data = tensor->data;
+  return {};
+}
+
+qdq::Status to_view(const char* function, const char* role, const qdq_mutable_tensor* tensor,
+                    qdq::MutableTensorView* view) {
+  if (tensor == nullptr) return null_argument(function, role);
+  qdq_tensor readonly{tensor->type, tensor->rank, tensor->shape, tensor->data};
+  qdq::TensorView converted;
+  if (qdq::Status s = to_view(function, role, &readonly, &converted); !s.ok()) return s;
+  view->type = converted.type;
+  view->shape = converted.shape;
+  view->data = tensor->data;
+  return {};
+}
+
+struct Inputs {
+  qdq::TensorView x, scale, zero_point;
+  bool has_zero_point = false;
+  const qdq::TensorView* zero_point_or_null() const { return has_zero_point ? &zero_point : nullptr; }
+};
+
+qdq::Status to_inputs(const char* function, const qdq_tensor* x, const qdq_tensor* scale,
+                      const qdq_tensor* zero_point, Inputs* inputs) {
+  if (qdq::Status s = to_view(function, "x", x, &inputs->x); !s.ok()) return s;
+  if (qdq::Status s = to_view(function, "scale", scale, &inputs->scale); !s.ok()) return s;
+  inputs->has_zero_point = zero_point != nullptr;
+  if (zero_point != nullptr) return to_view(function, "zero_point", zero_point, &inputs->zero_point);
+  return {};
+}
+
+qdq::QuantizeLinearAttributes to_attributes(const qdq_quantize_attributes* a) {
+  qdq::QuantizeLinearAttributes out;
+  if (a != nullptr) {
+    out.axis = a->axis;
+    out.block_size = a->block_size;
+    out.saturate = a->saturate;
+    out.output_dtype = a->output_dtype;
+    out.precision = a->precision;
+    out.opset = a->opset;
+  }
+  return out;
+}
+
+qdq::DequantizeLinearAttributes to_attributes(const qdq_dequantize_attributes* a) {
+  qdq::DequantizeLinearAttributes out;
+  if (a != nullptr) {
+    out.axis = a->axis;
+    out.block_size = a->block_size;
+    out.output_dtype = a->output_dtype;
+    out.opset = a->opset;
+  }
+  return out;
+}
+
+// Runs `body` (returning qdq::Status) with every exception turned into QDQ_INTERNAL.
+template <class Body>
+qdq_status_code guarded(const char* function, Body&& body) {
+  try {
+    return report(body());
+  } catch (const std::exception& e) {
+    return report(qdq::Status::internal(std::string(function) + ": " + e.what()));
+  } catch (...) {
+    return report(qdq::Status::internal(std::string(function) + ": unknown exception"));
+  }
+}
+
+// Plans with `planner`, then executes into y.
+template <class Planner>
+qdq_status_code plan_and_run(const char* function, const qdq_tensor* x, const qdq_tensor* scale,
+                             const qdq_tensor* zero_point, const qdq_mutable_tensor* y, Planner&& planner) {
+  return guarded(function, [&]() -> qdq::Status {
+    Inputs in;
+    if (qdq::Status s = to_inputs(function, x, scale, zero_point, &in); !s.ok()) return s;
+    qdq::MutableTensorView out;
+    if (qdq::Status s = to_view(function, "y", y, &out); !s.ok()) return s;
+    qdq::Result<qdq::Plan> plan = planner(in, out);
+    if (!plan.ok()) return plan.status();
+    return qdq::execute(plan.value(), out);
+  });
+}
+
+template <class Planner>
+qdq_status_code output_type_of(const char* function, const qdq_tensor* x, const qdq_tensor* scale,
+                               const qdq_tensor* zero_point, int32_t* output_type, Planner&& planner) {
+  return guarded(function, [&]() -> qdq::Status {
+    if (output_type == nullptr) return null_argument(function, "output_type");
+    Inputs in;
+    if (qdq::Status s = to_inputs(function, x, scale, zero_point, &in); !s.ok()) return s;
+    qdq::Result<qdq::Plan> plan = planner(in);
+    if (!plan.ok()) return plan.status();
+    *output_type = static_cast<int32_t>(plan->output_type);
+    return {};
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+void qdq_quantize_attributes_init(qdq_quantize_attributes* attributes) {
+  if (attributes != nullptr) *attributes = qdq_quantize_attributes{1, 0, 1, 0, 0, 25};
+}
+
+void qdq_dequantize_attributes_init(qdq_dequantize_attributes* attributes) {
+  if (attributes != nullptr) *attributes = qdq_dequantize_attributes{1, 0, 0, 25};
+}
+
+const char* qdq_last_error(void) { return g_last_error.c_str(); }
+
+qdq_status_code qdq_quantize_linear_output_type(const qdq_tensor* x, const qdq_tensor* y_scale,
+                                                const qdq_tensor* y_zero_point,
+                                                const qdq_quantize_attributes* attributes,
+                                                int32_t* output_type) {
+  return output_type_of("qdq_quantize_linear_output_type", x, y_scale, y_zero_point, output_type,
+                        [&](const Inputs& in) {
+                          return qdq::plan_quantize_linear(in.x, in.scale, in.zero_point_or_null(),
+                                                           to_attributes(attributes));
+                        });
+}
+
+qdq_status_code qdq_dequantize_linear_output_type(const qdq_tensor* x, const qdq_tensor* x_scale,
+                                                  const qdq_tensor* x_zero_point,
+                                                  const qdq_dequantize_attributes* attributes,
+                                                  int32_t* output_type) {
+  return output_type_of("qdq_dequantize_linear_output_type", x, x_scale, x_zero_point, output_type,
+                        [&](const Inputs& in) {
+                          return qdq::plan_dequantize_linear(in.x, in.scale, in.zero_point_or_null(),
+                                                             to_attributes(attributes));
+                        });
+}
+
+qdq_status_code qdq_quantize_linear(const qdq_tensor* x, const qdq_tensor* y_scale,
+                                    const qdq_tensor* y_zero_point, const qdq_quantize_attributes* attributes,
+                                    const qdq_mutable_tensor* y) {
+  return plan_and_run("qdq_quantize_linear", x, y_scale, y_zero_point, y,
+                      [&](const Inputs& in, const qdq::MutableTensorView&) {
+                        return qdq::plan_quantize_linear(in.x, in.scale, in.zero_point_or_null(),
+                                                         to_attributes(attributes));
+                      });
+}
+
+qdq_status_code qdq_dequantize_linear(const qdq_tensor* x, const qdq_tensor* x_scale,
+                                      const qdq_tensor* x_zero_point,
+                                      const qdq_dequantize_attributes* attributes, const qdq_mutable_tensor* y) {
+  return plan_and_run("qdq_dequantize_linear", x, x_scale, x_zero_point, y,
+                      [&](const Inputs& in, const qdq::MutableTensorView&) {
+                        return qdq::plan_dequantize_linear(in.x, in.scale, in.zero_point_or_null(),
+                                                           to_attributes(attributes));
+                      });
+}
+
+qdq_status_code qdq_extended_quantize_linear(const qdq_tensor* x, const qdq_tensor* y_scale,
+                                             const qdq_tensor* y_zero_point, int64_t axis,
+                                             const qdq_mutable_tensor* y) {
+  return plan_and_run("qdq_extended_quantize_linear", x, y_scale, y_zero_point, y,
+                      [&](const Inputs& in, const qdq::MutableTensorView&) {
+                        return qdq::plan_extended_quantize_linear(in.x, in.scale, in.zero_point_or_null(), axis);
+                      });
+}
+
+qdq_status_code qdq_extended_dequantize_linear(const qdq_tensor* x, const qdq_tensor* x_scale,
+                                               const qdq_tensor* x_zero_point, int64_t axis,
+                                               const qdq_mutable_tensor* y) {
+  return plan_and_run("qdq_extended_dequantize_linear", x, x_scale, x_zero_point, y,
+                      [&](const Inputs& in, const qdq::MutableTensorView&) {
+                        return qdq::plan_extended_dequantize_linear(in.x, in.scale, in.zero_point_or_null(), axis);
+                      });
+}
+
+qdq_status_code qdq_elementwise_quantize_linear(const qdq_tensor* x, const qdq_tensor* scale,
+                                                const qdq_tensor* zero_point, const qdq_mutable_tensor* y) {
+  return plan_and_run("qdq_elementwise_quantize_linear", x, scale, zero_point, y,
+                      [&](const Inputs& in, const qdq::MutableTensorView& out) {
+                        return qdq::plan_elementwise_quantize_linear(in.x, in.scale, in.zero_point_or_null(),
+                                                                     out.type);
+                      });
+}
+
+qdq_status_code qdq_elementwise_dequantize_linear(const qdq_tensor* x, const qdq_tensor* scale,
+                                                  const qdq_tensor* zero_point, const qdq_mutable_tensor* y) {
+  return plan_and_run("qdq_elementwise_dequantize_linear", x, scale, zero_point, y,
+                      [&](const Inputs& in, const qdq::MutableTensorView& out) {
+                        return qdq::plan_elementwise_dequantize_linear(in.x, in.scale, in.zero_point_or_null(),
+                                                                       out.type);
+                      });
+}
+
+}  // extern "C"

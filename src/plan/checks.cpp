@@ -1,0 +1,241 @@
+#include "plan/checks.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "types/codec.h"
+
+namespace qdq::plan {
+namespace {
+
+// Shapes beyond this many dims are not tensors anyone quantizes; the cap keeps messages short
+// and index arithmetic trivially bounded.
+constexpr size_t kMaxRank = 64;
+constexpr uint64_t kMaxCount = uint64_t{1} << 62;
+
+std::string format_number(double value) {
+  std::ostringstream out;
+  out.precision(9);
+  out << value;
+  return out.str();
+}
+
+}  // namespace
+
+std::string shape_string(std::span<const int64_t> shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) text += ", ";
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+std::string type_list(std::span<const ElementType> types) {
+  std::string text;
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (i != 0) text += ", ";
+    text += std::string(name(types[i]));
+  }
+  return text;
+}
+
+Status check_view(const std::string& op, std::string_view role, const TensorView& view,
+                  uint64_t* element_count) {
+  const std::string where = op + ": input '" + std::string(role) + "'";
+  if (!element_type_from_code(static_cast<int64_t>(view.type))) {
+    return Status::invalid_argument(where + " has unknown element type code " +
+                                    std::to_string(static_cast<int64_t>(view.type)) +
+                                    " (not a TensorProto type qdq implements)");
+  }
+  if (view.shape.size() > kMaxRank) {
+    return Status::invalid_argument(where + " has rank " + std::to_string(view.shape.size()) +
+                                    "; qdq accepts at most " + std::to_string(kMaxRank) + " dims");
+  }
+  uint64_t count = 1;
+  for (size_t i = 0; i < view.shape.size(); ++i) {
+    const int64_t dim = view.shape[i];
+    if (dim < 0) {
+      return Status::invalid_argument(where + " has negative dimension " + std::to_string(dim) +
+                                      " at index " + std::to_string(i) + " of shape " +
+                                      shape_string(view.shape));
+    }
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count) || count > kMaxCount) {
+      return Status::invalid_argument(where + " has shape " + shape_string(view.shape) +
+                                      " whose element count overflows 2^62");
+    }
+  }
+  if (count > 0 && view.data == nullptr) {
+    return Status::invalid_argument(where + " has null data but " + std::to_string(count) +
+                                    " elements (shape " + shape_string(view.shape) + ")");
+  }
+  *element_count = count;
+  return {};
+}
+
+Status check_type(const std::string& op, std::string_view role, ElementType type,
+                  std::span<const ElementType> allowed, std::string_view constraint) {
+  for (ElementType candidate : allowed) {
+    if (candidate == type) return {};
+  }
+  return Status::invalid_argument(op + ": input '" + std::string(role) + "' has type " +
+                                  std::string(name(type)) + ", which " + std::string(constraint) +
+                                  " does not allow (allowed: " + type_list(allowed) + ")");
+}
+
+Status normalize_axis(const std::string& op, int64_t axis, int rank, int* normalized) {
+  if (axis < -static_cast<int64_t>(rank) || axis >= rank) {
+    return Status::invalid_argument(op + ": axis " + std::to_string(axis) +
+                                    " is outside the accepted range [" + std::to_string(-rank) + ", " +
+                                    std::to_string(rank - 1) + "] for an input of rank " +
+                                    std::to_string(rank));
+  }
+  *normalized = static_cast<int>(axis < 0 ? axis + rank : axis);
+  return {};
+}
+
+bool is_scalar_like(std::span<const int64_t> shape) {
+  return shape.empty() || (shape.size() == 1 && shape[0] == 1);
+}
+
+Status check_zero_point_shape(const std::string& op, const TensorView& scale,
+                              const TensorView& zero_point, std::string_view scale_role,
+                              std::string_view zero_point_role) {
+  if (is_scalar_like(scale.shape) && is_scalar_like(zero_point.shape)) return {};
+  if (std::equal(scale.shape.begin(), scale.shape.end(), zero_point.shape.begin(),
+                 zero_point.shape.end())) {
+    return {};
+  }
+  return Status::invalid_argument(op + ": '" + std::string(zero_point_role) + "' has shape " +
+                                  shape_string(zero_point.shape) + " but '" + std::string(scale_role) +
+                                  "' has shape " + shape_string(scale.shape) +
+                                  "; the zero point must have the scale's shape");
+}
+
+Status check_zero_point_all_zero(const std::string& op, std::string_view role, const TensorView& zp,
+                                 uint64_t count, std::string_view why) {
+  const ElementTypeInfo& type = info(zp.type);
+  for (uint64_t i = 0; i < count; ++i) {
+    const double value = codec::load_value(zp.data, type, i);
+    if (value != 0.0) {  // NaN compares unequal, so it is rejected too
+      return Status::invalid_argument(op + ": '" + std::string(role) + "' element " +
+                                      std::to_string(i) + " is " + format_number(value) + "; " +
+                                      std::string(why));
+    }
+  }
+  return {};
+}
+
+Layout per_tensor_layout(uint64_t element_count) {
+  Layout layout;
+  layout.rank = 1;
+  layout.dims[0] = static_cast<int64_t>(element_count);
+  return layout;
+}
+
+namespace {
+int64_t product(std::span<const int64_t> dims) {
+  int64_t result = 1;
+  for (int64_t d : dims) result *= d;  // fits: the whole shape was checked by check_view
+  return result;
+}
+}  // namespace
+
+Layout per_axis_layout(std::span<const int64_t> x_shape, int axis) {
+  Layout layout;
+  layout.rank = 3;
+  layout.dims[0] = product(x_shape.first(static_cast<size_t>(axis)));
+  layout.dims[1] = x_shape[static_cast<size_t>(axis)];
+  layout.dims[2] = product(x_shape.subspan(static_cast<size_t>(axis) + 1));
+  layout.scale_strides[1] = 1;
+  layout.zero_point_strides[1] = 1;
+  return layout;
+}
+
+Layout blocked_layout(std::span<const int64_t> x_shape, int axis, int64_t scale_axis_dim,
+                      int64_t block_size) {
+  Layout layout = per_axis_layout(x_shape, axis);
+  const int64_t inner = layout.dims[2];
+  // scale index = outer * (S_axis * inner) + (i_axis / B) * inner + i_inner
+  layout.scale_strides[0] = layout.zero_point_strides[0] = scale_axis_dim * inner;
+  layout.scale_strides[1] = layout.zero_point_strides[1] = inner;
+  layout.scale_strides[2] = layout.zero_point_strides[2] = 1;
+  layout.block_axis = 1;
+  layout.block_size = block_size;
+  return layout;
+}
+
+Status resolve_axis_granularity(const std::string& op, std::span<const int64_t> x_shape,
+                                uint64_t element_count, const TensorView& scale,
+                                std::string_view scale_role, int64_t axis, int64_t block_size,
+                                bool allow_blocked, Plan* plan) {
+  const std::string role(scale_role);
+  if (block_size < 0) {
+    return Status::invalid_argument(op + ": block_size " + std::to_string(block_size) +
+                                    " is negative; it must be 0 (not blocked) or a positive integer");
+  }
+  if (is_scalar_like(scale.shape)) {
+    plan->granularity = Granularity::kPerTensor;
+    plan->layout = per_tensor_layout(element_count);
+    return {};
+  }
+  const int rank = static_cast<int>(x_shape.size());
+  int normalized = 0;
+  if (block_size == 0) {
+    if (scale.shape.size() != 1) {
+      return Status::invalid_argument(
+          op + ": '" + role + "' has shape " + shape_string(scale.shape) +
+          "; with block_size 0 the scale must be a scalar (per-tensor) or 1-D (per-axis)");
+    }
+    if (Status s = normalize_axis(op, axis, rank, &normalized); !s.ok()) return s;
+    const int64_t axis_dim = x_shape[static_cast<size_t>(normalized)];
+    if (scale.shape[0] != axis_dim) {
+      return Status::invalid_argument(op + ": per-axis '" + role + "' has length " +
+                                      std::to_string(scale.shape[0]) + " but x has " +
+                                      std::to_string(axis_dim) + " elements along axis " +
+                                      std::to_string(axis) + " (x shape " + shape_string(x_shape) +
+                                      "); the lengths must be equal");
+    }
+    plan->granularity = Granularity::kPerAxis;
+    plan->layout = per_axis_layout(x_shape, normalized);
+    return {};
+  }
+  if (!allow_blocked) {
+    return Status::invalid_argument(op + ": block_size " + std::to_string(block_size) +
+                                    " requests blocked quantization, which this operator does not define");
+  }
+  if (Status s = normalize_axis(op, axis, rank, &normalized); !s.ok()) return s;
+  if (static_cast<int>(scale.shape.size()) != rank) {
+    return Status::invalid_argument(op + ": blocked '" + role + "' has rank " +
+                                    std::to_string(scale.shape.size()) + " (shape " +
+                                    shape_string(scale.shape) + ") but x has rank " +
+                                    std::to_string(rank) + " (shape " + shape_string(x_shape) +
+                                    "); blocked scales have x's rank");
+  }
+  for (int d = 0; d < rank; ++d) {
+    if (d == normalized) continue;
+    if (scale.shape[static_cast<size_t>(d)] != x_shape[static_cast<size_t>(d)]) {
+      return Status::invalid_argument(
+          op + ": blocked '" + role + "' has shape " + shape_string(scale.shape) + " and x " +
+          shape_string(x_shape) + ": dimension " + std::to_string(d) +
+          " differs off the blocking axis " + std::to_string(normalized) + " (must be equal)");
+    }
+  }
+  const int64_t axis_dim = x_shape[static_cast<size_t>(normalized)];
+  const int64_t scale_dim = scale.shape[static_cast<size_t>(normalized)];
+  const int64_t blocks = axis_dim / block_size + (axis_dim % block_size != 0 ? 1 : 0);
+  if (blocks != scale_dim) {
+    return Status::invalid_argument(
+        op + ": blocked '" + role + "' has " + std::to_string(scale_dim) + " entries along axis " +
+        std::to_string(normalized) + " but x has " + std::to_string(axis_dim) +
+        " there and block_size is " + std::to_string(block_size) + "; ceil(" +
+        std::to_string(axis_dim) + " / " + std::to_string(block_size) + ") = " +
+        std::to_string(blocks) + " must equal the scale's dimension");
+  }
+  plan->granularity = Granularity::kBlocked;
+  plan->layout = blocked_layout(x_shape, normalized, scale_dim, block_size);
+  return {};
+}
+
+}  // namespace qdq::plan

@@ -1,0 +1,129 @@
+// The scalar reference executor: the specification transcribed one element at a time.
+//
+// All values travel as doubles (every qdq element type converts to double exactly) and every
+// rounding the specification implies is written out as one explicit call:
+//   QuantizeLinear:   q = P(P(x) / P(s))                 P = the division precision
+//                     integer y:  clamp(round_half_even(q) + zp)   NaN -> lowest
+//                     float8 y:   encode(q)                        (zero point required 0)
+//                     other float y (float4, Quark float16/bfloat16): encode(f32(q + zp))
+//   DequantizeLinear: y = out(f32(f32(x - zp) * f32(s)))   x - zp exact for integers
+// A double quotient of two P-values rounded to P equals P's own IEEE division for P = float32,
+// float16 and bfloat16 (53 >= 2p + 2, so the double rounding is innocuous).
+#include "reference/reference.h"
+
+#include <cmath>
+
+#include "types/codec.h"
+
+namespace qdq::reference {
+namespace {
+
+using codec::Overflow;
+
+double round_to_precision(Precision precision, double value) {
+  switch (precision) {
+    case Precision::kFloat32:
+      return static_cast<double>(static_cast<float>(value));
+    case Precision::kFloat16:
+      return codec::round_to_float_type(info(ElementType::kFloat16), value, Overflow::kInfOrNan);
+    case Precision::kBfloat16:
+      return codec::round_to_float_type(info(ElementType::kBfloat16), value, Overflow::kInfOrNan);
+    case Precision::kFloat64:
+      return value;
+  }
+  return value;
+}
+
+// Saturating conversion of an integer-valued double into an integer type: +inf and values above
+// the range give max, -inf and values below give lowest, NaN gives lowest (docs/semantics.md).
+uint32_t saturate_integer(const ElementTypeInfo& type, double value) {
+  if (std::isnan(value) || value <= type.lowest) value = type.lowest;
+  if (value >= type.max) value = type.max;
+  // In range now, so the conversion is defined; the code is the two's complement bit pattern.
+  return static_cast<uint32_t>(static_cast<int64_t>(value));
+}
+
+// Walks the layout in row-major order, calling visit(element_index, scale_index, zp_index).
+template <class Visit>
+void for_each_element(const Layout& layout, Visit&& visit) {
+  int64_t coords[kMaxLayoutRank] = {};
+  uint64_t total = 1;
+  for (int d = 0; d < layout.rank; ++d) total *= static_cast<uint64_t>(layout.dims[d]);
+  for (uint64_t index = 0; index < total; ++index) {
+    int64_t scale_index = 0, zp_index = 0;
+    for (int d = 0; d < layout.rank; ++d) {
+      const int64_t coordinate = d == layout.block_axis ? coords[d] / layout.block_size : coords[d];
+      scale_index += coordinate * layout.scale_strides[d];
+      zp_index += coordinate * layout.zero_point_strides[d];
+    }
+    visit(index, static_cast<uint64_t>(scale_index), static_cast<uint64_t>(zp_index));
+    for (int d = layout.rank - 1; d >= 0; --d) {  // odometer step
+      if (++coords[d] < layout.dims[d]) break;
+      coords[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+uint32_t quantize_value(const Plan& plan, double x, double scale, double zero_point) {
+  const ElementTypeInfo& out = info(plan.output_type);
+  const double quotient = round_to_precision(
+      plan.precision, round_to_precision(plan.precision, x) / round_to_precision(plan.precision, scale));
+  if (out.is_integer()) {
+    double rounded = codec::round_half_even(quotient);
+    if (plan.apply_zero_point) rounded += zero_point;  // exact below 2^53; beyond, it saturates anyway
+    return saturate_integer(out, rounded);
+  }
+  double value = quotient;
+  if (plan.apply_zero_point) {
+    // The zero point of a float output is added in float32 (float64 when the division was).
+    value = plan.precision == Precision::kFloat64
+                ? value + zero_point
+                : static_cast<double>(static_cast<float>(value) + static_cast<float>(zero_point));
+  }
+  return codec::encode_float(out, value, plan.saturate ? Overflow::kSaturate : Overflow::kInfOrNan);
+}
+
+uint32_t dequantize_value(const Plan& plan, uint32_t x_code, double scale, uint32_t zp_code) {
+  const ElementTypeInfo& x_type = info(plan.x.type);
+  float difference;
+  if (x_type.is_integer()) {
+    // x - zp exactly in int64, then one rounding to float32 (matters only beyond 2^24).
+    int64_t exact = static_cast<int64_t>(codec::decode(x_type, x_code));
+    if (plan.apply_zero_point) exact -= static_cast<int64_t>(codec::decode(x_type, zp_code));
+    difference = static_cast<float>(exact);
+  } else {
+    difference = static_cast<float>(codec::decode(x_type, x_code));
+    if (plan.apply_zero_point) difference -= static_cast<float>(codec::decode(x_type, zp_code));
+  }
+  const float product = difference * static_cast<float>(scale);
+  return codec::encode_float(info(plan.output_type), static_cast<double>(product), Overflow::kInfOrNan);
+}
+
+void execute(const Plan& plan, void* y) {
+  if (plan.element_count == 0) return;
+  const ElementTypeInfo& x_type = info(plan.x.type);
+  const ElementTypeInfo& scale_type = info(plan.scale.type);
+  const ElementTypeInfo& y_type = info(plan.output_type);
+  const ElementTypeInfo* zp_type = plan.has_zero_point ? &info(plan.zero_point.type) : nullptr;
+  if (y_type.is_packed()) {
+    // The padding bits of a partly used last byte are written as zeros, as ONNX packs them.
+    static_cast<unsigned char*>(y)[codec_last_byte(plan.output_type, plan.element_count)] = 0;
+  }
+  for_each_element(plan.layout, [&](uint64_t i, uint64_t scale_index, uint64_t zp_index) {
+    const double scale = codec::load_value(plan.scale.data, scale_type, scale_index);
+    uint32_t code;
+    if (plan.operation == Operation::kQuantize) {
+      const double x = codec::load_value(plan.x.data, x_type, i);
+      const double zp = zp_type ? codec::load_value(plan.zero_point.data, *zp_type, zp_index) : 0.0;
+      code = quantize_value(plan, x, scale, zp);
+    } else {
+      const uint32_t zp = zp_type ? codec::load_code(plan.zero_point.data, *zp_type, zp_index) : 0u;
+      code = dequantize_value(plan, codec::load_code(plan.x.data, x_type, i), scale, zp);
+    }
+    codec::store_code(y, y_type, i, code);
+  });
+}
+
+}  // namespace qdq::reference

@@ -1,0 +1,26 @@
+// The scalar reference executor (the oracle every faster path must match bit for bit).
+#pragma once
+
+#include <cstdint>
+
+#include "qdq/qdq.hpp"
+
+namespace qdq::reference {
+
+// One element of QuantizeLinear under `plan`'s policies: x, scale and zero point are values, the
+// result is the output code.
+uint32_t quantize_value(const Plan& plan, double x, double scale, double zero_point);
+
+// One element of DequantizeLinear: codes of x and the zero point, the scale's value; result is the
+// output code (float32 / float16 / bfloat16 bits).
+uint32_t dequantize_value(const Plan& plan, uint32_t x_code, double scale, uint32_t zp_code);
+
+// Index of the byte that holds the last of `count` elements (count > 0).
+constexpr uint64_t codec_last_byte(ElementType type, uint64_t count) {
+  return storage_bytes(type, count) - 1;
+}
+
+// Runs the whole plan into y (x's shape, the plan's output type), single-threaded.
+void execute(const Plan& plan, void* y);
+
+}  // namespace qdq::reference
