@@ -1,6 +1,6 @@
 // Independent oracles for the tests. Nothing here reads src/ or the element-type table: each
 // format is transcribed from its defining document (ONNX float8.md, float4.md, the e8m0 text, IEEE
-// 754 for float16/bfloat16), rounding is found by brute force over every code, and float16
+// 754 for float16/bfloat16), rounding is a nearest search over the sorted values of every code, and float16
 // conversions come from the CPU's F16C instructions.
 #pragma once
 
@@ -68,6 +68,10 @@ inline double spec_decode(ElementType type, uint32_t code) {
       return code & 0xF;
     case ElementType::kInt4:
       return (code & 0xF) >= 8 ? static_cast<int>(code & 0xF) - 16 : static_cast<int>(code & 0xF);
+    case ElementType::kUint16:
+      return code & 0xFFFF;
+    case ElementType::kInt16:
+      return static_cast<int16_t>(code & 0xFFFF);
     case ElementType::kUint2:
       return code & 3;
     case ElementType::kInt2:
@@ -78,6 +82,7 @@ inline double spec_decode(ElementType type, uint32_t code) {
 }
 
 inline int code_bits(ElementType type) {
+  if (type == ElementType::kUint16 || type == ElementType::kInt16) return 16;
   switch (type) {
     case ElementType::kFloat4E2M1:
     case ElementType::kUint4:
@@ -127,18 +132,23 @@ class SmallFloatOracle {
     if (std::isinf(x)) return overflow(sign, saturate);
     const double magnitude = std::fabs(x);
     if (magnitude >= beyond_max_) return overflow(sign, saturate);
-    // Nearest finite candidate, ties to the even code (mantissa LSB 0), with "beyond max" as a
-    // virtual candidate whose code is even exactly when max's code is odd.
-    const Entry* best = &finite_.front();
-    bool best_beyond = false;
-    for (const Entry& e : finite_) {
-      const double d = std::fabs(e.value - magnitude), db = std::fabs(best->value - magnitude);
-      if (d < db || (d == db && (e.code & 1) == 0)) best = &e;
+    // Nearest finite candidate, ties to the even code (mantissa LSB 0). Between max and the next
+    // value of the same spacing ("beyond max", whose code would be even exactly when max's is
+    // odd) rounding overflows.
+    const auto above = std::lower_bound(finite_.begin(), finite_.end(), magnitude,
+                                        [](const Entry& e, double v) { return e.value < v; });
+    if (above == finite_.end()) {
+      const double d_max = magnitude - max_.value, d_beyond = beyond_max_ - magnitude;
+      const bool beyond_code_even = (max_.code & 1) != 0;
+      if (d_beyond < d_max || (d_beyond == d_max && beyond_code_even)) return overflow(sign, saturate);
+      return sign | max_.code;
     }
-    const double d_best = std::fabs(best->value - magnitude), d_beyond = std::fabs(beyond_max_ - magnitude);
-    const bool beyond_code_even = (max_.code & 1) != 0;
-    if (d_beyond < d_best || (d_beyond == d_best && beyond_code_even)) best_beyond = true;
-    if (best_beyond) return overflow(sign, saturate);
+    const Entry* best = &*above;
+    if (above != finite_.begin()) {
+      const Entry* below = &*(above - 1);
+      const double d_below = magnitude - below->value, d_above = above->value - magnitude;
+      if (d_below < d_above || (d_below == d_above && (below->code & 1) == 0)) best = below;
+    }
     if (best->value == 0.0) return fnuz ? 0u : sign;
     return sign | best->code;
   }
@@ -162,6 +172,19 @@ class SmallFloatOracle {
   double beyond_max_ = 0;
   uint32_t sign_bit_ = 0;
 };
+
+// One oracle per type, built once.
+inline const SmallFloatOracle& small_float_oracle(ElementType type) {
+  static const SmallFloatOracle e4m3fn(ElementType::kFloat8E4M3FN), e4m3fnuz(ElementType::kFloat8E4M3FNUZ),
+      e5m2(ElementType::kFloat8E5M2), e5m2fnuz(ElementType::kFloat8E5M2FNUZ), e2m1(ElementType::kFloat4E2M1);
+  switch (type) {
+    case ElementType::kFloat8E4M3FN: return e4m3fn;
+    case ElementType::kFloat8E4M3FNUZ: return e4m3fnuz;
+    case ElementType::kFloat8E5M2: return e5m2;
+    case ElementType::kFloat8E5M2FNUZ: return e5m2fnuz;
+    default: return e2m1;
+  }
+}
 
 // float16 via the CPU (F16C): round-to-nearest-even, NaN payload kept and quieted.
 __attribute__((target("f16c"))) inline uint16_t hardware_float_to_half(float x) {
