@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite: the C++ suite (Release), the C++ suite again under AddressSanitizer +
+# UndefinedBehaviorSanitizer, then the Python package's conformance suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+echo "== C++ suite (Release)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j2
+ctest --test-dir build --output-on-failure -j2
+
+echo "== C++ suite (AddressSanitizer + UndefinedBehaviorSanitizer)"
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQDQ_SANITIZE=ON >/dev/null
+cmake --build build-sanitize -j2
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-sanitize --output-on-failure -j2
