@@ -57,12 +57,22 @@ struct Inputs {
   const qdq::TensorView* zero_point_or_null() const { return has_zero_point ? &zero_point : nullptr; }
 };
 
-qdq::Status to_inputs(const char* function, const qdq_tensor* x, const qdq_tensor* scale,
-                      const qdq_tensor* zero_point, Inputs* inputs) {
+// The roles are the C parameters' names ("y_scale", "x_zero_point", ...), so that a message names
+// the argument the caller actually passed.
+struct Roles {
+  const char* scale;
+  const char* zero_point;
+};
+constexpr Roles kQuantizeRoles{"y_scale", "y_zero_point"};
+constexpr Roles kDequantizeRoles{"x_scale", "x_zero_point"};
+constexpr Roles kElementwiseRoles{"scale", "zero_point"};
+
+qdq::Status to_inputs(const char* function, const Roles& roles, const qdq_tensor* x,
+                      const qdq_tensor* scale, const qdq_tensor* zero_point, Inputs* inputs) {
   if (qdq::Status s = to_view(function, "x", x, &inputs->x); !s.ok()) return s;
-  if (qdq::Status s = to_view(function, "scale", scale, &inputs->scale); !s.ok()) return s;
+  if (qdq::Status s = to_view(function, roles.scale, scale, &inputs->scale); !s.ok()) return s;
   inputs->has_zero_point = zero_point != nullptr;
-  if (zero_point != nullptr) return to_view(function, "zero_point", zero_point, &inputs->zero_point);
+  if (zero_point != nullptr) return to_view(function, roles.zero_point, zero_point, &inputs->zero_point);
   return {};
 }
 
@@ -104,11 +114,12 @@ qdq_status_code guarded(const char* function, Body&& body) {
 
 // Plans with `planner`, then executes into y.
 template <class Planner>
-qdq_status_code plan_and_run(const char* function, const qdq_tensor* x, const qdq_tensor* scale,
-                             const qdq_tensor* zero_point, const qdq_mutable_tensor* y, Planner&& planner) {
+qdq_status_code plan_and_run(const char* function, const Roles& roles, const qdq_tensor* x,
+                             const qdq_tensor* scale, const qdq_tensor* zero_point,
+                             const qdq_mutable_tensor* y, Planner&& planner) {
   return guarded(function, [&]() -> qdq::Status {
     Inputs in;
-    if (qdq::Status s = to_inputs(function, x, scale, zero_point, &in); !s.ok()) return s;
+    if (qdq::Status s = to_inputs(function, roles, x, scale, zero_point, &in); !s.ok()) return s;
     qdq::MutableTensorView out;
     if (qdq::Status s = to_view(function, "y", y, &out); !s.ok()) return s;
     qdq::Result<qdq::Plan> plan = planner(in, out);
@@ -118,12 +129,13 @@ qdq_status_code plan_and_run(const char* function, const qdq_tensor* x, const qd
 }
 
 template <class Planner>
-qdq_status_code output_type_of(const char* function, const qdq_tensor* x, const qdq_tensor* scale,
-                               const qdq_tensor* zero_point, int32_t* output_type, Planner&& planner) {
+qdq_status_code output_type_of(const char* function, const Roles& roles, const qdq_tensor* x,
+                               const qdq_tensor* scale, const qdq_tensor* zero_point,
+                               int32_t* output_type, Planner&& planner) {
   return guarded(function, [&]() -> qdq::Status {
     if (output_type == nullptr) return null_argument(function, "output_type");
     Inputs in;
-    if (qdq::Status s = to_inputs(function, x, scale, zero_point, &in); !s.ok()) return s;
+    if (qdq::Status s = to_inputs(function, roles, x, scale, zero_point, &in); !s.ok()) return s;
     qdq::Result<qdq::Plan> plan = planner(in);
     if (!plan.ok()) return plan.status();
     *output_type = static_cast<int32_t>(plan->output_type);
@@ -149,7 +161,7 @@ qdq_status_code qdq_quantize_linear_output_type(const qdq_tensor* x, const qdq_t
                                                 const qdq_tensor* y_zero_point,
                                                 const qdq_quantize_attributes* attributes,
                                                 int32_t* output_type) {
-  return output_type_of("qdq_quantize_linear_output_type", x, y_scale, y_zero_point, output_type,
+  return output_type_of("qdq_quantize_linear_output_type", kQuantizeRoles, x, y_scale, y_zero_point, output_type,
                         [&](const Inputs& in) {
                           return qdq::plan_quantize_linear(in.x, in.scale, in.zero_point_or_null(),
                                                            to_attributes(attributes));
@@ -160,7 +172,7 @@ qdq_status_code qdq_dequantize_linear_output_type(const qdq_tensor* x, const qdq
                                                   const qdq_tensor* x_zero_point,
                                                   const qdq_dequantize_attributes* attributes,
                                                   int32_t* output_type) {
-  return output_type_of("qdq_dequantize_linear_output_type", x, x_scale, x_zero_point, output_type,
+  return output_type_of("qdq_dequantize_linear_output_type", kDequantizeRoles, x, x_scale, x_zero_point, output_type,
                         [&](const Inputs& in) {
                           return qdq::plan_dequantize_linear(in.x, in.scale, in.zero_point_or_null(),
                                                              to_attributes(attributes));
@@ -170,7 +182,7 @@ qdq_status_code qdq_dequantize_linear_output_type(const qdq_tensor* x, const qdq
 qdq_status_code qdq_quantize_linear(const qdq_tensor* x, const qdq_tensor* y_scale,
                                     const qdq_tensor* y_zero_point, const qdq_quantize_attributes* attributes,
                                     const qdq_mutable_tensor* y) {
-  return plan_and_run("qdq_quantize_linear", x, y_scale, y_zero_point, y,
+  return plan_and_run("qdq_quantize_linear", kQuantizeRoles, x, y_scale, y_zero_point, y,
                       [&](const Inputs& in, const qdq::MutableTensorView&) {
                         return qdq::plan_quantize_linear(in.x, in.scale, in.zero_point_or_null(),
                                                          to_attributes(attributes));
@@ -180,7 +192,7 @@ qdq_status_code qdq_quantize_linear(const qdq_tensor* x, const qdq_tensor* y_sca
 qdq_status_code qdq_dequantize_linear(const qdq_tensor* x, const qdq_tensor* x_scale,
                                       const qdq_tensor* x_zero_point,
                                       const qdq_dequantize_attributes* attributes, const qdq_mutable_tensor* y) {
-  return plan_and_run("qdq_dequantize_linear", x, x_scale, x_zero_point, y,
+  return plan_and_run("qdq_dequantize_linear", kDequantizeRoles, x, x_scale, x_zero_point, y,
                       [&](const Inputs& in, const qdq::MutableTensorView&) {
                         return qdq::plan_dequantize_linear(in.x, in.scale, in.zero_point_or_null(),
                                                            to_attributes(attributes));
@@ -190,7 +202,7 @@ qdq_status_code qdq_dequantize_linear(const qdq_tensor* x, const qdq_tensor* x_s
 qdq_status_code qdq_extended_quantize_linear(const qdq_tensor* x, const qdq_tensor* y_scale,
                                              const qdq_tensor* y_zero_point, int64_t axis,
                                              const qdq_mutable_tensor* y) {
-  return plan_and_run("qdq_extended_quantize_linear", x, y_scale, y_zero_point, y,
+  return plan_and_run("qdq_extended_quantize_linear", kQuantizeRoles, x, y_scale, y_zero_point, y,
                       [&](const Inputs& in, const qdq::MutableTensorView&) {
                         return qdq::plan_extended_quantize_linear(in.x, in.scale, in.zero_point_or_null(), axis);
                       });
@@ -199,7 +211,7 @@ qdq_status_code qdq_extended_quantize_linear(const qdq_tensor* x, const qdq_tens
 qdq_status_code qdq_extended_dequantize_linear(const qdq_tensor* x, const qdq_tensor* x_scale,
                                                const qdq_tensor* x_zero_point, int64_t axis,
                                                const qdq_mutable_tensor* y) {
-  return plan_and_run("qdq_extended_dequantize_linear", x, x_scale, x_zero_point, y,
+  return plan_and_run("qdq_extended_dequantize_linear", kDequantizeRoles, x, x_scale, x_zero_point, y,
                       [&](const Inputs& in, const qdq::MutableTensorView&) {
                         return qdq::plan_extended_dequantize_linear(in.x, in.scale, in.zero_point_or_null(), axis);
                       });
@@ -207,7 +219,7 @@ qdq_status_code qdq_extended_dequantize_linear(const qdq_tensor* x, const qdq_te
 
 qdq_status_code qdq_elementwise_quantize_linear(const qdq_tensor* x, const qdq_tensor* scale,
                                                 const qdq_tensor* zero_point, const qdq_mutable_tensor* y) {
-  return plan_and_run("qdq_elementwise_quantize_linear", x, scale, zero_point, y,
+  return plan_and_run("qdq_elementwise_quantize_linear", kElementwiseRoles, x, scale, zero_point, y,
                       [&](const Inputs& in, const qdq::MutableTensorView& out) {
                         return qdq::plan_elementwise_quantize_linear(in.x, in.scale, in.zero_point_or_null(),
                                                                      out.type);
@@ -216,7 +228,7 @@ qdq_status_code qdq_elementwise_quantize_linear(const qdq_tensor* x, const qdq_t
 
 qdq_status_code qdq_elementwise_dequantize_linear(const qdq_tensor* x, const qdq_tensor* scale,
                                                   const qdq_tensor* zero_point, const qdq_mutable_tensor* y) {
-  return plan_and_run("qdq_elementwise_dequantize_linear", x, scale, zero_point, y,
+  return plan_and_run("qdq_elementwise_dequantize_linear", kElementwiseRoles, x, scale, zero_point, y,
                       [&](const Inputs& in, const qdq::MutableTensorView& out) {
                         return qdq::plan_elementwise_dequantize_linear(in.x, in.scale, in.zero_point_or_null(),
                                                                        out.type);

@@ -66,6 +66,13 @@ Status check_view(const std::string& op, std::string_view role, const TensorView
                                       " whose element count overflows 2^62");
     }
   }
+  // The byte size must fit in 63 bits too (2^62 float32 elements would be 2^64 bytes).
+  const ElementTypeInfo& row = info(view.type);
+  if (!row.is_packed() &&
+      count > static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(row.bytes_per_element())) {
+    return Status::invalid_argument(where + " has shape " + shape_string(view.shape) + " of " +
+                                    std::string(row.name) + " whose byte size overflows 2^63");
+  }
   if (count > 0 && view.data == nullptr) {
     return Status::invalid_argument(where + " has null data but " + std::to_string(count) +
                                     " elements (shape " + shape_string(view.shape) + ")");

@@ -31,6 +31,14 @@ Status check_broadcast_shape(const std::string& op, const char* role, const Tens
   return {};
 }
 
+// An explicit output type must be a type code qdq knows (kUndefined means "derive it").
+Status check_output_code(const std::string& op, ElementType output_type) {
+  if (output_type == ElementType::kUndefined || find_element_type_info(output_type) != nullptr) return {};
+  return Status::invalid_argument(op + ": output type has unknown element type code " +
+                                  std::to_string(static_cast<int64_t>(output_type)) +
+                                  " (not a TensorProto type qdq implements)");
+}
+
 // Row-major strides of `operand` over x's index space; 0 where the operand broadcasts.
 void broadcast_strides(const TensorView& x, const TensorView& operand, int64_t* strides) {
   int64_t stride = 1;
@@ -84,6 +92,7 @@ Result<Plan> plan_elementwise_quantize_linear(const TensorView& x, const TensorV
   const std::vector<ElementType> outputs = {E::kInt8, E::kUint8};
   Result<Plan> plan = plan_elementwise(op, Operation::kQuantize, x, scale, zero_point);
   if (!plan.ok()) return plan;
+  if (Status s = check_output_code(op, output_type); !s.ok()) return s;
   if (Status s = plan::check_type(op, "x", x.type, x_types, "InputTensor"); !s.ok()) return s;
   // ScaleTensor: float32 for int32 input, otherwise x's own type.
   const ElementType scale_type = x.type == E::kInt32 ? E::kFloat32 : x.type;
@@ -118,6 +127,7 @@ Result<Plan> plan_elementwise_dequantize_linear(const TensorView& x, const Tenso
   const std::vector<ElementType> floats = {E::kFloat32, E::kFloat16};
   Result<Plan> plan = plan_elementwise(op, Operation::kDequantize, x, scale, zero_point);
   if (!plan.ok()) return plan;
+  if (Status s = check_output_code(op, output_type); !s.ok()) return s;
   if (Status s = plan::check_type(op, "x", x.type, x_types, "InputTensor"); !s.ok()) return s;
   if (Status s = plan::check_type(op, "scale", scale.type, floats, "ScaleTensor"); !s.ok()) return s;
   if (zero_point != nullptr && zero_point->type != x.type) {
@@ -126,6 +136,11 @@ Result<Plan> plan_elementwise_dequantize_linear(const TensorView& x, const Tenso
   }
   if (output_type == ElementType::kUndefined) output_type = scale.type;
   if (Status s = plan::check_type(op, "output", output_type, floats, "OutputTensor"); !s.ok()) return s;
+  if (output_type != scale.type) {
+    return Status::invalid_argument(op + ": output type " + std::string(name(output_type)) +
+                                    " differs from the scale's type " + std::string(name(scale.type)) +
+                                    "; OutputTensor and ScaleTensor must have the same DataType");
+  }
   plan->output_type = output_type;
   return plan;
 }

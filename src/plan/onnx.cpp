@@ -59,7 +59,7 @@ const std::vector<OnnxVersion>& onnx_versions() {
     const TypeList dqscale24 = join({dqscale19, {E::kFloat8E8M0}});
     //  ver  q_x           q_scale       q_zp   dq_x   dq_scale    dq_odt axis   sat    block  q_odt  prec   rank<=1
     return std::vector<OnnxVersion>{
-        {10, kFloat32Only, kFloat32Only, zp10, dqx10, kFloat32Only, false, false, false, false, false, false, false},
+        {10, {E::kFloat32, E::kInt32}, kFloat32Only, zp10, dqx10, kFloat32Only, false, false, false, false, false, false, false},
         {13, {E::kFloat32, E::kInt32}, kFloat32Only, zp10, dqx10, kFloat32Only, false, true, false, false, false, false, true},
         {19, x19, {}, zp19, dqx19, dqscale19, false, true, true, false, false, false, true},
         {21, x19, {}, zp21, dqx21, dqscale19, false, true, true, true, true, false, false},
@@ -328,10 +328,14 @@ Result<Plan> plan_dequantize_linear(const TensorView& x, const TensorView& x_sca
     return s;
   }
   const ElementTypeInfo& x_info = info(x.type);
-  const bool float8_input = x_info.is_float() && x_info.bits == 8;
-  if (x_zero_point != nullptr && float8_input) {
-    if (Status s = plan::check_zero_point_all_zero(op, "x_zero_point", *x_zero_point, zp_count,
-                                                   "float8 zero points must be 0");
+  // Float x (float8 and float4e2m1): the zero point must be 0 and is not subtracted. The reference
+  // checks float8 zero points and ignores float4 ones; the doc formula subtracts both. Requiring 0
+  // and skipping it (so that -0 stays -0) agrees with both on every accepted input.
+  const bool float_input = x_info.is_float();
+  if (x_zero_point != nullptr && float_input) {
+    if (Status s = plan::check_zero_point_all_zero(
+            op, "x_zero_point", *x_zero_point, zp_count,
+            std::string(name(x.type)) + " zero points must be 0 (a float x has no zero point to subtract)");
         !s.ok()) {
       return s;
     }
@@ -341,7 +345,7 @@ Result<Plan> plan_dequantize_linear(const TensorView& x, const TensorView& x_sca
   plan.has_zero_point = x_zero_point != nullptr;
   if (plan.has_zero_point) plan.zero_point = *x_zero_point;
   plan.output_type = output_type;
-  plan.apply_zero_point = plan.has_zero_point && !float8_input;
+  plan.apply_zero_point = plan.has_zero_point && !float_input;
   plan.shape.assign(x.shape.begin(), x.shape.end());
   plan.element_count = x_count;
   return plan;

@@ -1,0 +1,577 @@
+// The C ABI (include/qdq/qdq.h): results, status codes, and the thread-local error message.
+#include "qdq/qdq.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "qdq/qdq.hpp"
+
+namespace {
+
+// TensorProto codes.
+constexpr int32_t kFloat = 1, kUint8 = 2, kInt8 = 3, kInt16 = 5, kInt32 = 6, kFloat16 = 10, kBfloat16 = 16,
+                  kE4M3FN = 17, kUint4 = 21, kInt4 = 22, kE8M0 = 24;
+
+qdq_tensor tensor(int32_t type, const std::vector<int64_t>& shape, const void* data) {
+  return qdq_tensor{type, static_cast<int32_t>(shape.size()), shape.empty() ? nullptr : shape.data(), data};
+}
+
+qdq_tensor scalar(int32_t type, const void* data) { return qdq_tensor{type, 0, nullptr, data}; }
+
+qdq_mutable_tensor output(int32_t type, const std::vector<int64_t>& shape, void* data) {
+  return qdq_mutable_tensor{type, static_cast<int32_t>(shape.size()), shape.empty() ? nullptr : shape.data(), data};
+}
+
+std::string last_error() { return qdq_last_error(); }
+
+bool contains(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+#define EXPECT_ERROR_MENTIONS(...)                                 \
+  for (const char* needle : {__VA_ARGS__}) {                       \
+    EXPECT_TRUE(contains(last_error(), needle))                    \
+        << "qdq_last_error() = \"" << last_error() << "\" lacks \"" << needle << "\""; \
+  }
+
+// A successful call, so that qdq_last_error() starts out empty.
+void succeed_once() {
+  const float x = 1.0f, s = 1.0f;
+  uint8_t y = 0;
+  const std::vector<int64_t> shape = {1};
+  const qdq_tensor xt = tensor(kFloat, shape, &x);
+  const qdq_tensor st = scalar(kFloat, &s);
+  const qdq_mutable_tensor yt = output(kUint8, shape, &y);
+  ASSERT_EQ(qdq_quantize_linear(&xt, &st, nullptr, nullptr, &yt), QDQ_OK) << last_error();
+  ASSERT_EQ(y, 1);
+}
+
+// The ONNX backend test `test_quantizelinear`, by hand: 3/2 = 1.5 rounds to 2 (even), 1000/2 + 128
+// saturates to 255, -1000/2 + 128 to 0.
+TEST(CApiQuantize, HandComputedUint8) {
+  const std::vector<float> x = {0, 2, 3, 1000, -254, -1000};
+  const std::vector<int64_t> shape = {6};
+  const float scale = 2.0f;
+  const uint8_t zero_point = 128;
+  const qdq_tensor xt = tensor(kFloat, shape, x.data());
+  const qdq_tensor st = scalar(kFloat, &scale);
+  const qdq_tensor zt = scalar(kUint8, &zero_point);
+  const std::vector<uint8_t> expected = {128, 129, 130, 255, 1, 0};
+
+  qdq_quantize_attributes attributes;
+  qdq_quantize_attributes_init(&attributes);
+  for (int64_t opset : {10, 13, 19, 21, 23, 24, 25, 28}) {
+    attributes.opset = opset;
+    std::vector<uint8_t> y(6, 0xEE);
+    const qdq_mutable_tensor yt = output(kUint8, shape, y.data());
+    ASSERT_EQ(qdq_quantize_linear(&xt, &st, &zt, &attributes, &yt), QDQ_OK) << opset << ": " << last_error();
+    EXPECT_EQ(y, expected) << opset;
+    EXPECT_STREQ(qdq_last_error(), "");
+  }
+  // NULL attributes mean the defaults.
+  std::vector<uint8_t> y(6, 0xEE);
+  const qdq_mutable_tensor yt = output(kUint8, shape, y.data());
+  ASSERT_EQ(qdq_quantize_linear(&xt, &st, &zt, nullptr, &yt), QDQ_OK) << last_error();
+  EXPECT_EQ(y, expected);
+}
+
+// Packed output through the C ABI: uint4 [1, 2, 3] is bytes 0x21, 0x03 (low nibble first).
+TEST(CApiQuantize, PackedUint4Output) {
+  const std::vector<float> x = {1, 2, 3};
+  const std::vector<int64_t> shape = {3};
+  const float scale = 1.0f;
+  const uint8_t zero_point = 0;  // one uint4 element, packed into one byte
+  const qdq_tensor xt = tensor(kFloat, shape, x.data());
+  const qdq_tensor st = scalar(kFloat, &scale);
+  const qdq_tensor zt = scalar(kUint4, &zero_point);
+  std::vector<uint8_t> y(2, 0xEE);
+  const qdq_mutable_tensor yt = output(kUint4, shape, y.data());
+  ASSERT_EQ(qdq_quantize_linear(&xt, &st, &zt, nullptr, &yt), QDQ_OK) << last_error();
+  EXPECT_EQ(y, (std::vector<uint8_t>{0x21, 0x03}));
+}
+
+// `test_dequantizelinear`: (x - 128) * 2.
+TEST(CApiDequantize, HandComputed) {
+  const std::vector<uint8_t> x = {0, 3, 128, 255};
+  const std::vector<int64_t> shape = {4};
+  const float scale = 2.0f;
+  const uint8_t zero_point = 128;
+  const qdq_tensor xt = tensor(kUint8, shape, x.data());
+  const qdq_tensor st = scalar(kFloat, &scale);
+  const qdq_tensor zt = scalar(kUint8, &zero_point);
+
+  std::vector<float> y(4, -1.0f);
+  const qdq_mutable_tensor yt = output(kFloat, shape, y.data());
+  ASSERT_EQ(qdq_dequantize_linear(&xt, &st, &zt, nullptr, &yt), QDQ_OK) << last_error();
+  EXPECT_EQ(y, (std::vector<float>{-256, -250, 0, 254}));
+  EXPECT_STREQ(qdq_last_error(), "");
+
+  // output_dtype FLOAT16: the same values as half bits.
+  qdq_dequantize_attributes attributes;
+  qdq_dequantize_attributes_init(&attributes);
+  attributes.output_dtype = kFloat16;
+  std::vector<uint16_t> half(4, 0xEEEE);
+  const qdq_mutable_tensor ht = output(kFloat16, shape, half.data());
+  ASSERT_EQ(qdq_dequantize_linear(&xt, &st, &zt, &attributes, &ht), QDQ_OK) << last_error();
+  EXPECT_EQ(half, (std::vector<uint16_t>{0xDC00, 0xDBD0, 0x0000, 0x5BF0}));
+}
+
+TEST(CApiAttributes, InitSetsSchemaDefaults) {
+  qdq_quantize_attributes q;
+  std::memset(&q, 0x5A, sizeof q);
+  qdq_quantize_attributes_init(&q);
+  EXPECT_EQ(q.axis, 1);
+  EXPECT_EQ(q.block_size, 0);
+  EXPECT_EQ(q.saturate, 1);
+  EXPECT_EQ(q.output_dtype, 0);
+  EXPECT_EQ(q.precision, 0);
+  EXPECT_EQ(q.opset, 25);
+  qdq_dequantize_attributes d;
+  std::memset(&d, 0x5A, sizeof d);
+  qdq_dequantize_attributes_init(&d);
+  EXPECT_EQ(d.axis, 1);
+  EXPECT_EQ(d.block_size, 0);
+  EXPECT_EQ(d.output_dtype, 0);
+  EXPECT_EQ(d.opset, 25);
+  // NULL is ignored rather than dereferenced.
+  qdq_quantize_attributes_init(nullptr);
+  qdq_dequantize_attributes_init(nullptr);
+}
+
+// Valid arguments for every entry point, from which each test removes one.
+struct Args {
+  std::vector<float> x = {1, 2, 3, 4};
+  std::vector<uint8_t> qx = {1, 2, 3, 4};
+  std::vector<int64_t> shape = {4};
+  std::vector<int64_t> one = {1};
+  float scale = 1.0f;
+  uint8_t zero_point = 0;
+  std::vector<uint8_t> y = std::vector<uint8_t>(16);
+  int32_t out_type = -7;
+
+  qdq_tensor fx() const { return tensor(kFloat, shape, x.data()); }
+  qdq_tensor ux() const { return tensor(kUint8, shape, qx.data()); }
+  qdq_tensor s() const { return scalar(kFloat, &scale); }
+  qdq_tensor s1() const { return tensor(kFloat, one, &scale); }  // elementwise: x's rank
+  qdq_tensor zp() const { return scalar(kUint8, &zero_point); }
+  qdq_mutable_tensor y_u8() { return output(kUint8, shape, y.data()); }
+  qdq_mutable_tensor y_f32() { return output(kFloat, shape, y.data()); }
+};
+
+TEST(CApiNullArguments, EveryFunctionReportsTheNullArgument) {
+  Args a;
+  const qdq_tensor fx = a.fx(), ux = a.ux(), s = a.s(), s1 = a.s1(), zp = a.zp();
+  const qdq_mutable_tensor yu = a.y_u8(), yf = a.y_f32();
+
+  struct Case {
+    const char* function;
+    const char* argument;
+    qdq_status_code code;
+  };
+  const Case cases[] = {
+      {"qdq_quantize_linear", "'x'", qdq_quantize_linear(nullptr, &s, &zp, nullptr, &yu)},
+      {"qdq_quantize_linear", "'y_scale'", qdq_quantize_linear(&fx, nullptr, &zp, nullptr, &yu)},
+      {"qdq_quantize_linear", "'y'", qdq_quantize_linear(&fx, &s, &zp, nullptr, nullptr)},
+      {"qdq_dequantize_linear", "'x'", qdq_dequantize_linear(nullptr, &s, &zp, nullptr, &yf)},
+      {"qdq_dequantize_linear", "'x_scale'", qdq_dequantize_linear(&ux, nullptr, &zp, nullptr, &yf)},
+      {"qdq_dequantize_linear", "'y'", qdq_dequantize_linear(&ux, &s, &zp, nullptr, nullptr)},
+      {"qdq_extended_quantize_linear", "'x'", qdq_extended_quantize_linear(nullptr, &s, &zp, 1, &yu)},
+      {"qdq_extended_quantize_linear", "'y_scale'", qdq_extended_quantize_linear(&fx, nullptr, &zp, 1, &yu)},
+      {"qdq_extended_quantize_linear", "'y'", qdq_extended_quantize_linear(&fx, &s, &zp, 1, nullptr)},
+      {"qdq_extended_dequantize_linear", "'x'", qdq_extended_dequantize_linear(nullptr, &s, &zp, 1, &yf)},
+      {"qdq_extended_dequantize_linear", "'x_scale'", qdq_extended_dequantize_linear(&ux, nullptr, &zp, 1, &yf)},
+      {"qdq_extended_dequantize_linear", "'y'", qdq_extended_dequantize_linear(&ux, &s, &zp, 1, nullptr)},
+      {"qdq_elementwise_quantize_linear", "'x'", qdq_elementwise_quantize_linear(nullptr, &s1, nullptr, &yu)},
+      {"qdq_elementwise_quantize_linear", "'scale'", qdq_elementwise_quantize_linear(&fx, nullptr, nullptr, &yu)},
+      {"qdq_elementwise_quantize_linear", "'y'", qdq_elementwise_quantize_linear(&fx, &s1, nullptr, nullptr)},
+      {"qdq_elementwise_dequantize_linear", "'x'", qdq_elementwise_dequantize_linear(nullptr, &s1, nullptr, &yf)},
+      {"qdq_elementwise_dequantize_linear", "'scale'", qdq_elementwise_dequantize_linear(&ux, nullptr, nullptr, &yf)},
+      {"qdq_elementwise_dequantize_linear", "'y'", qdq_elementwise_dequantize_linear(&ux, &s1, nullptr, nullptr)},
+  };
+  // Each call above overwrote the message; re-run each one to check its own message.
+  for (const Case& c : cases) EXPECT_EQ(c.code, QDQ_INVALID_ARGUMENT) << c.function << " " << c.argument;
+
+  auto check = [](qdq_status_code code, const char* function, const char* argument) {
+    EXPECT_EQ(code, QDQ_INVALID_ARGUMENT);
+    EXPECT_ERROR_MENTIONS(function, argument, "NULL");
+  };
+  check(qdq_quantize_linear(nullptr, &s, &zp, nullptr, &yu), "qdq_quantize_linear", "'x'");
+  check(qdq_quantize_linear(&fx, nullptr, &zp, nullptr, &yu), "qdq_quantize_linear", "'y_scale'");
+  check(qdq_quantize_linear(&fx, &s, &zp, nullptr, nullptr), "qdq_quantize_linear", "'y'");
+  check(qdq_dequantize_linear(nullptr, &s, &zp, nullptr, &yf), "qdq_dequantize_linear", "'x'");
+  check(qdq_dequantize_linear(&ux, nullptr, &zp, nullptr, &yf), "qdq_dequantize_linear", "'x_scale'");
+  check(qdq_dequantize_linear(&ux, &s, &zp, nullptr, nullptr), "qdq_dequantize_linear", "'y'");
+  check(qdq_extended_quantize_linear(nullptr, &s, &zp, 1, &yu), "qdq_extended_quantize_linear", "'x'");
+  check(qdq_extended_quantize_linear(&fx, nullptr, &zp, 1, &yu), "qdq_extended_quantize_linear", "'y_scale'");
+  check(qdq_extended_quantize_linear(&fx, &s, &zp, 1, nullptr), "qdq_extended_quantize_linear", "'y'");
+  check(qdq_extended_dequantize_linear(nullptr, &s, &zp, 1, &yf), "qdq_extended_dequantize_linear", "'x'");
+  check(qdq_extended_dequantize_linear(&ux, nullptr, &zp, 1, &yf), "qdq_extended_dequantize_linear", "'x_scale'");
+  check(qdq_extended_dequantize_linear(&ux, &s, &zp, 1, nullptr), "qdq_extended_dequantize_linear", "'y'");
+  check(qdq_elementwise_quantize_linear(nullptr, &s1, nullptr, &yu), "qdq_elementwise_quantize_linear", "'x'");
+  check(qdq_elementwise_quantize_linear(&fx, nullptr, nullptr, &yu), "qdq_elementwise_quantize_linear", "'scale'");
+  check(qdq_elementwise_quantize_linear(&fx, &s1, nullptr, nullptr), "qdq_elementwise_quantize_linear", "'y'");
+  check(qdq_elementwise_dequantize_linear(nullptr, &s1, nullptr, &yf), "qdq_elementwise_dequantize_linear", "'x'");
+  check(qdq_elementwise_dequantize_linear(&ux, nullptr, nullptr, &yf), "qdq_elementwise_dequantize_linear", "'scale'");
+  check(qdq_elementwise_dequantize_linear(&ux, &s1, nullptr, nullptr), "qdq_elementwise_dequantize_linear", "'y'");
+
+  int32_t out_type = -7;
+  check(qdq_quantize_linear_output_type(nullptr, &s, &zp, nullptr, &out_type), "qdq_quantize_linear_output_type", "'x'");
+  check(qdq_quantize_linear_output_type(&fx, nullptr, &zp, nullptr, &out_type), "qdq_quantize_linear_output_type",
+        "'y_scale'");
+  check(qdq_quantize_linear_output_type(&fx, &s, &zp, nullptr, nullptr), "qdq_quantize_linear_output_type",
+        "'output_type'");
+  check(qdq_dequantize_linear_output_type(nullptr, &s, &zp, nullptr, &out_type), "qdq_dequantize_linear_output_type",
+        "'x'");
+  check(qdq_dequantize_linear_output_type(&ux, nullptr, &zp, nullptr, &out_type), "qdq_dequantize_linear_output_type",
+        "'x_scale'");
+  check(qdq_dequantize_linear_output_type(&ux, &s, &zp, nullptr, nullptr), "qdq_dequantize_linear_output_type",
+        "'output_type'");
+  EXPECT_EQ(out_type, -7);  // never written on failure
+  // Nothing was written to y by any of the failed calls.
+  EXPECT_EQ(a.y, std::vector<uint8_t>(16, 0));
+}
+
+TEST(CApiShapes, NegativeRankAndNullShape) {
+  Args a;
+  const qdq_tensor s = a.s();
+  const qdq_mutable_tensor yu = a.y_u8();
+
+  qdq_tensor x = a.fx();
+  x.rank = -1;
+  EXPECT_EQ(qdq_quantize_linear(&x, &s, nullptr, nullptr, &yu), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("qdq_quantize_linear", "'x'", "rank -1");
+
+  x = a.fx();
+  x.shape = nullptr;  // rank 1
+  EXPECT_EQ(qdq_quantize_linear(&x, &s, nullptr, nullptr, &yu), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("qdq_quantize_linear", "'x'", "rank 1", "NULL");
+
+  qdq_tensor bad_scale = a.s();
+  bad_scale.rank = -3;
+  const qdq_tensor fx = a.fx();
+  EXPECT_EQ(qdq_dequantize_linear(&fx, &bad_scale, nullptr, nullptr, nullptr), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("qdq_dequantize_linear", "'x_scale'", "rank -3");
+
+  const qdq_tensor ux = a.ux();
+  qdq_tensor bad_zp = a.zp();
+  bad_zp.rank = 2;  // shape NULL
+  const qdq_mutable_tensor yf = a.y_f32();
+  EXPECT_EQ(qdq_dequantize_linear(&ux, &s, &bad_zp, nullptr, &yf), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("qdq_dequantize_linear", "'x_zero_point'", "rank 2", "NULL");
+
+  qdq_mutable_tensor bad_y = a.y_u8();
+  bad_y.rank = -2;
+  EXPECT_EQ(qdq_quantize_linear(&fx, &s, nullptr, nullptr, &bad_y), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("qdq_quantize_linear", "'y'", "rank -2");
+  bad_y = a.y_u8();
+  bad_y.shape = nullptr;
+  EXPECT_EQ(qdq_elementwise_quantize_linear(&fx, &s, nullptr, &bad_y), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("qdq_elementwise_quantize_linear", "'y'", "NULL");
+
+  int32_t out_type = -7;
+  EXPECT_EQ(qdq_quantize_linear_output_type(&x, &s, nullptr, nullptr, &out_type), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("qdq_quantize_linear_output_type", "'x'");
+  EXPECT_EQ(out_type, -7);
+}
+
+// A rule violation found by the core is reported with the core's own message.
+TEST(CApiErrors, CoreMessageIsReported) {
+  const std::vector<float> x(6, 1.0f);
+  const std::vector<int64_t> shape = {2, 3};
+  const std::vector<float> scale = {1, 2, 3};
+  const std::vector<int64_t> scale_shape = {3};
+  const qdq_tensor xt = tensor(kFloat, shape, x.data());
+  const qdq_tensor st = tensor(kFloat, scale_shape, scale.data());
+  std::vector<uint8_t> y(6);
+  const qdq_mutable_tensor yt = output(kUint8, shape, y.data());
+  qdq_quantize_attributes attributes;
+  qdq_quantize_attributes_init(&attributes);
+  attributes.axis = 5;
+  attributes.opset = 21;
+  ASSERT_EQ(qdq_quantize_linear(&xt, &st, nullptr, &attributes, &yt), QDQ_INVALID_ARGUMENT);
+
+  qdq::QuantizeLinearAttributes core_attributes;
+  core_attributes.axis = 5;
+  core_attributes.opset = 21;
+  const qdq::Result<qdq::Plan> core = qdq::plan_quantize_linear(
+      {qdq::ElementType::kFloat32, shape, x.data()}, {qdq::ElementType::kFloat32, scale_shape, scale.data()}, nullptr,
+      core_attributes);
+  ASSERT_FALSE(core.ok());
+  EXPECT_EQ(last_error(), core.status().message());
+  EXPECT_ERROR_MENTIONS("QuantizeLinear-21", "axis 5", "[-2, 1]");
+
+  // The same through the output-type query.
+  int32_t out_type = -7;
+  ASSERT_EQ(qdq_quantize_linear_output_type(&xt, &st, nullptr, &attributes, &out_type), QDQ_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error(), core.status().message());
+  EXPECT_EQ(out_type, -7);
+
+  // Unknown type codes are named.
+  qdq_tensor unknown = xt;
+  unknown.type = 11;  // DOUBLE
+  ASSERT_EQ(qdq_quantize_linear(&unknown, &st, nullptr, nullptr, &yt), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("QuantizeLinear-25", "'x'", "unknown element type code 11");
+  unknown.type = 99;
+  std::vector<float> fy(6);
+  const qdq_mutable_tensor fyt = output(kFloat, shape, fy.data());
+  ASSERT_EQ(qdq_dequantize_linear(&unknown, &st, nullptr, nullptr, &fyt), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("DequantizeLinear-25", "unknown element type code 99");
+
+  // An output buffer that does not match the plan, through the C ABI.
+  attributes.axis = 1;
+  const qdq_mutable_tensor wrong_type = output(kInt8, shape, y.data());
+  ASSERT_EQ(qdq_quantize_linear(&xt, &st, nullptr, &attributes, &wrong_type), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("QuantizeLinear-21", "output buffer", "int8", "uint8");
+  const std::vector<int64_t> flat = {6};
+  const qdq_mutable_tensor wrong_shape = output(kUint8, flat, y.data());
+  ASSERT_EQ(qdq_quantize_linear(&xt, &st, nullptr, &attributes, &wrong_shape), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("QuantizeLinear-21", "[6]", "[2, 3]");
+  const qdq_mutable_tensor null_data = output(kUint8, shape, nullptr);
+  ASSERT_EQ(qdq_quantize_linear(&xt, &st, nullptr, &attributes, &null_data), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("QuantizeLinear-21", "null", "6 elements");
+  EXPECT_EQ(y, std::vector<uint8_t>(6, 0));
+}
+
+TEST(CApiErrors, LastErrorClearedAfterSuccess) {
+  Args a;
+  const qdq_tensor fx = a.fx(), s = a.s();
+  const qdq_mutable_tensor yu = a.y_u8();
+  ASSERT_EQ(qdq_quantize_linear(nullptr, &s, nullptr, nullptr, &yu), QDQ_INVALID_ARGUMENT);
+  ASSERT_NE(last_error(), "");
+  ASSERT_EQ(qdq_quantize_linear(&fx, &s, nullptr, nullptr, &yu), QDQ_OK);
+  EXPECT_STREQ(qdq_last_error(), "");
+
+  // Each kind of successful call clears it.
+  int32_t out_type = 0;
+  ASSERT_EQ(qdq_quantize_linear(nullptr, &s, nullptr, nullptr, &yu), QDQ_INVALID_ARGUMENT);
+  ASSERT_EQ(qdq_quantize_linear_output_type(&fx, &s, nullptr, nullptr, &out_type), QDQ_OK);
+  EXPECT_STREQ(qdq_last_error(), "");
+  ASSERT_EQ(qdq_quantize_linear(nullptr, &s, nullptr, nullptr, &yu), QDQ_INVALID_ARGUMENT);
+  const qdq_tensor s1 = a.s1();
+  ASSERT_EQ(qdq_elementwise_quantize_linear(&fx, &s1, nullptr, &yu), QDQ_OK) << last_error();
+  EXPECT_STREQ(qdq_last_error(), "");
+}
+
+TEST(CApiErrors, LastErrorIsPerThread) {
+  ASSERT_EQ(qdq_quantize_linear(nullptr, nullptr, nullptr, nullptr, nullptr), QDQ_INVALID_ARGUMENT);
+  const std::string main_message = last_error();
+  ASSERT_NE(main_message, "");
+  std::string seen_in_thread = "unset";
+  std::string thread_failure;
+  std::thread worker([&] {
+    seen_in_thread = qdq_last_error();
+    qdq_dequantize_linear(nullptr, nullptr, nullptr, nullptr, nullptr);
+    thread_failure = qdq_last_error();
+  });
+  worker.join();
+  EXPECT_EQ(seen_in_thread, "");
+  EXPECT_TRUE(contains(thread_failure, "qdq_dequantize_linear")) << thread_failure;
+  EXPECT_EQ(last_error(), main_message);
+}
+
+TEST(CApiOutputType, Quantize) {
+  const std::vector<float> x(4, 0.0f);
+  const std::vector<int64_t> shape = {4};
+  const float scale = 1.0f;
+  const qdq_tensor xt = tensor(kFloat, shape, x.data());
+  const qdq_tensor st = scalar(kFloat, &scale);
+  int32_t type = -7;
+
+  ASSERT_EQ(qdq_quantize_linear_output_type(&xt, &st, nullptr, nullptr, &type), QDQ_OK) << last_error();
+  EXPECT_EQ(type, kUint8);
+  const int8_t zp_i8 = 0;
+  const qdq_tensor zi8 = scalar(kInt8, &zp_i8);
+  ASSERT_EQ(qdq_quantize_linear_output_type(&xt, &st, &zi8, nullptr, &type), QDQ_OK) << last_error();
+  EXPECT_EQ(type, kInt8);
+  const uint8_t zp_f8 = 0;
+  const qdq_tensor zf8 = scalar(kE4M3FN, &zp_f8);
+  ASSERT_EQ(qdq_quantize_linear_output_type(&xt, &st, &zf8, nullptr, &type), QDQ_OK) << last_error();
+  EXPECT_EQ(type, kE4M3FN);
+  qdq_quantize_attributes attributes;
+  qdq_quantize_attributes_init(&attributes);
+  attributes.output_dtype = kInt16;
+  ASSERT_EQ(qdq_quantize_linear_output_type(&xt, &st, nullptr, &attributes, &type), QDQ_OK) << last_error();
+  EXPECT_EQ(type, kInt16);
+  attributes.output_dtype = kInt4;
+  ASSERT_EQ(qdq_quantize_linear_output_type(&xt, &st, nullptr, &attributes, &type), QDQ_OK) << last_error();
+  EXPECT_EQ(type, kInt4);
+  // Rejections leave the output alone.
+  type = -7;
+  attributes.output_dtype = kFloat16;
+  EXPECT_EQ(qdq_quantize_linear_output_type(&xt, &st, nullptr, &attributes, &type), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("QuantizeLinear-25", "float16", "output_dtype");
+  EXPECT_EQ(type, -7);
+  attributes.output_dtype = kInt8;
+  const uint8_t zp_u8 = 0;
+  const qdq_tensor zu8 = scalar(kUint8, &zp_u8);
+  EXPECT_EQ(qdq_quantize_linear_output_type(&xt, &st, &zu8, &attributes, &type), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("QuantizeLinear-25", "int8", "uint8");
+  EXPECT_EQ(type, -7);
+}
+
+TEST(CApiOutputType, Dequantize) {
+  const std::vector<int8_t> x(4, 0);
+  const std::vector<int64_t> shape = {4};
+  const qdq_tensor xt = tensor(kInt8, shape, x.data());
+  const float scale = 1.0f;
+  const uint16_t half_scale = 0x3C00;
+  const uint16_t bf16_scale = 0x3F80;
+  const uint8_t e8m0_scale = 127;
+  const qdq_tensor f32s = scalar(kFloat, &scale), f16s = scalar(kFloat16, &half_scale),
+                   bf16s = scalar(kBfloat16, &bf16_scale), e8m0s = scalar(kE8M0, &e8m0_scale);
+  int32_t type = -7;
+
+  ASSERT_EQ(qdq_dequantize_linear_output_type(&xt, &f32s, nullptr, nullptr, &type), QDQ_OK) << last_error();
+  EXPECT_EQ(type, kFloat);
+  ASSERT_EQ(qdq_dequantize_linear_output_type(&xt, &f16s, nullptr, nullptr, &type), QDQ_OK) << last_error();
+  EXPECT_EQ(type, kFloat16);
+  ASSERT_EQ(qdq_dequantize_linear_output_type(&xt, &bf16s, nullptr, nullptr, &type), QDQ_OK) << last_error();
+  EXPECT_EQ(type, kBfloat16);
+  qdq_dequantize_attributes attributes;
+  qdq_dequantize_attributes_init(&attributes);
+  attributes.opset = 19;
+  ASSERT_EQ(qdq_dequantize_linear_output_type(&xt, &f16s, nullptr, &attributes, &type), QDQ_OK) << last_error();
+  EXPECT_EQ(type, kFloat16);
+  attributes.opset = 13;  // float output, float scale only
+  ASSERT_EQ(qdq_dequantize_linear_output_type(&xt, &f32s, nullptr, &attributes, &type), QDQ_OK) << last_error();
+  EXPECT_EQ(type, kFloat);
+  attributes.opset = 25;
+  attributes.output_dtype = kBfloat16;
+  ASSERT_EQ(qdq_dequantize_linear_output_type(&xt, &e8m0s, nullptr, &attributes, &type), QDQ_OK) << last_error();
+  EXPECT_EQ(type, kBfloat16);
+  type = -7;
+  attributes.output_dtype = 0;
+  EXPECT_EQ(qdq_dequantize_linear_output_type(&xt, &e8m0s, nullptr, &attributes, &type), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("DequantizeLinear-25", "float8_e8m0fnu", "output_dtype");
+  EXPECT_EQ(type, -7);
+  attributes.output_dtype = kInt32;
+  EXPECT_EQ(qdq_dequantize_linear_output_type(&xt, &f32s, nullptr, &attributes, &type), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("DequantizeLinear-25", "int32", "output_dtype");
+  EXPECT_EQ(type, -7);
+}
+
+// Quark per-axis with an int16 zero point, by hand:
+//   row 0: [1.5/1, 3/2, -8/4] = [1.5, 1.5, -2] -> [2, 2, -2] + [0, 10, -10] = [2, 12, -12]
+//   row 1: [2.5/1, 1e5/2, -1e6/4] -> [2, 50000 + 10, -250000 - 10] -> saturated [2, 32767, -32768]
+TEST(CApiExtended, QuantizeAndDequantizePerAxis) {
+  const std::vector<float> x = {1.5f, 3.0f, -8.0f, 2.5f, 100000.0f, -1000000.0f};
+  const std::vector<int64_t> shape = {2, 3};
+  const std::vector<float> scale = {1, 2, 4};
+  const std::vector<int16_t> zero_point = {0, 10, -10};
+  const std::vector<int64_t> axis_shape = {3};
+  const qdq_tensor xt = tensor(kFloat, shape, x.data());
+  const qdq_tensor st = tensor(kFloat, axis_shape, scale.data());
+  const qdq_tensor zt = tensor(kInt16, axis_shape, zero_point.data());
+  std::vector<int16_t> y(6, 0x5555);
+  const qdq_mutable_tensor yt = output(kInt16, shape, y.data());
+  ASSERT_EQ(qdq_extended_quantize_linear(&xt, &st, &zt, 1, &yt), QDQ_OK) << last_error();
+  EXPECT_EQ(y, (std::vector<int16_t>{2, 12, -12, 2, 32767, -32768}));
+  EXPECT_STREQ(qdq_last_error(), "");
+
+  // Dequantize: (q - zp) * scale = [2, 4, -8, 2, 65514, -131032], all exact in float32.
+  const qdq_tensor qt = tensor(kInt16, shape, y.data());
+  std::vector<float> back(6, -1.0f);
+  const qdq_mutable_tensor bt = output(kFloat, shape, back.data());
+  ASSERT_EQ(qdq_extended_dequantize_linear(&qt, &st, &zt, -1, &bt), QDQ_OK) << last_error();
+  EXPECT_EQ(back, (std::vector<float>{2, 4, -8, 2, 65514, -131032}));
+
+  // Errors name the Quark operator.
+  const uint8_t int4_zp = 0;
+  const qdq_tensor z4 = scalar(kInt4, &int4_zp);
+  const float one = 1.0f;
+  const qdq_tensor s0 = scalar(kFloat, &one);
+  EXPECT_EQ(qdq_extended_quantize_linear(&xt, &s0, &z4, 1, &yt), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("ExtendedQuantizeLinear-1", "int4", "y_zero_point");
+  EXPECT_EQ(qdq_extended_dequantize_linear(&qt, &st, &zt, 2, &bt), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("ExtendedDequantizeLinear-1", "axis 2");
+  const qdq_mutable_tensor wrong = output(kFloat16, shape, back.data());
+  EXPECT_EQ(qdq_extended_dequantize_linear(&qt, &st, &zt, 1, &wrong), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("ExtendedDequantizeLinear-1", "float16", "float32");
+}
+
+// DirectML element-wise with broadcasting: scale [1, 2] and zero point [2, 1] over x [2, 2].
+TEST(CApiElementwise, QuantizeAndDequantizeWithBroadcast) {
+  const std::vector<float> x = {1, 2, 3, 4};
+  const std::vector<int64_t> shape = {2, 2};
+  const std::vector<float> scale = {1, 2};
+  const std::vector<int64_t> row = {1, 2};
+  const std::vector<int8_t> zero_point = {0, -5};
+  const std::vector<int64_t> column = {2, 1};
+  const qdq_tensor xt = tensor(kFloat, shape, x.data());
+  const qdq_tensor st = tensor(kFloat, row, scale.data());
+  const qdq_tensor zt = tensor(kInt8, column, zero_point.data());
+  std::vector<int8_t> y(4, 99);
+  const qdq_mutable_tensor yt = output(kInt8, shape, y.data());
+  // [1/1 + 0, 2/2 + 0, 3/1 - 5, 4/2 - 5]
+  ASSERT_EQ(qdq_elementwise_quantize_linear(&xt, &st, &zt, &yt), QDQ_OK) << last_error();
+  EXPECT_EQ(y, (std::vector<int8_t>{1, 1, -2, -3}));
+  EXPECT_STREQ(qdq_last_error(), "");
+
+  // No zero point: the output type comes from y.
+  std::vector<uint8_t> yu(4, 99);
+  const qdq_mutable_tensor yut = output(kUint8, shape, yu.data());
+  ASSERT_EQ(qdq_elementwise_quantize_linear(&xt, &st, nullptr, &yut), QDQ_OK) << last_error();
+  EXPECT_EQ(yu, (std::vector<uint8_t>{1, 1, 3, 2}));
+
+  // y's type must be a DirectML output type, and the zero point's.
+  const qdq_mutable_tensor y16 = output(kInt16, shape, y.data());
+  EXPECT_EQ(qdq_elementwise_quantize_linear(&xt, &st, nullptr, &y16), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("ElementWiseQuantizeLinear", "int16");
+  EXPECT_EQ(qdq_elementwise_quantize_linear(&xt, &st, &zt, &yut), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("ElementWiseQuantizeLinear", "uint8", "int8");
+  const qdq_mutable_tensor y99 = output(99, shape, y.data());
+  EXPECT_EQ(qdq_elementwise_quantize_linear(&xt, &st, nullptr, &y99), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("ElementWiseQuantizeLinear", "unknown element type code 99");
+  // Scale of another rank.
+  const float one = 1.0f;
+  const qdq_tensor s0 = scalar(kFloat, &one);
+  EXPECT_EQ(qdq_elementwise_quantize_linear(&xt, &s0, nullptr, &yut), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("ElementWiseQuantizeLinear", "'scale'", "rank 0");
+
+  // Dequantize: x uint8, scale [1, 2] = {0.5, 0.25}, zero point [2, 1] = {10, 0}:
+  // [(10-10)*0.5, (20-10)*0.25, (30-0)*0.5, (40-0)*0.25] = [0, 2.5, 15, 10]
+  const std::vector<uint8_t> qx = {10, 20, 30, 40};
+  const std::vector<float> dq_scale = {0.5f, 0.25f};
+  const std::vector<uint8_t> dq_zp = {10, 0};
+  const qdq_tensor qxt = tensor(kUint8, shape, qx.data());
+  const qdq_tensor dst = tensor(kFloat, row, dq_scale.data());
+  const qdq_tensor dzt = tensor(kUint8, column, dq_zp.data());
+  std::vector<float> out(4, -1.0f);
+  const qdq_mutable_tensor ot = output(kFloat, shape, out.data());
+  ASSERT_EQ(qdq_elementwise_dequantize_linear(&qxt, &dst, &dzt, &ot), QDQ_OK) << last_error();
+  EXPECT_EQ(out, (std::vector<float>{0, 2.5f, 15, 10}));
+
+  // DirectML: the output has the scale's type.
+  const qdq_mutable_tensor half = output(kFloat16, shape, out.data());
+  EXPECT_EQ(qdq_elementwise_dequantize_linear(&qxt, &dst, &dzt, &half), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("ElementWiseDequantizeLinear", "float16", "float32");
+  const qdq_mutable_tensor bf16 = output(kBfloat16, shape, out.data());
+  EXPECT_EQ(qdq_elementwise_dequantize_linear(&qxt, &dst, &dzt, &bf16), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("ElementWiseDequantizeLinear", "bfloat16");
+  const qdq_tensor fxt = tensor(kFloat, shape, x.data());
+  EXPECT_EQ(qdq_elementwise_dequantize_linear(&fxt, &dst, nullptr, &ot), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("ElementWiseDequantizeLinear", "'x'", "float32");
+}
+
+// Empty tensors may have NULL data everywhere.
+TEST(CApiShapes, ZeroSizeWithNullData) {
+  const std::vector<int64_t> shape = {3, 0};
+  const float scale = 1.0f;
+  const qdq_tensor xt = tensor(kFloat, shape, nullptr);
+  const qdq_tensor st = scalar(kFloat, &scale);
+  const qdq_mutable_tensor yt = output(kUint8, shape, nullptr);
+  EXPECT_EQ(qdq_quantize_linear(&xt, &st, nullptr, nullptr, &yt), QDQ_OK) << last_error();
+  const qdq_tensor qt = tensor(kUint8, shape, nullptr);
+  const qdq_mutable_tensor ft = output(kFloat, shape, nullptr);
+  EXPECT_EQ(qdq_dequantize_linear(&qt, &st, nullptr, nullptr, &ft), QDQ_OK) << last_error();
+  // But a non-empty x with NULL data is an error.
+  const std::vector<int64_t> full = {3};
+  const qdq_tensor nx = tensor(kFloat, full, nullptr);
+  EXPECT_EQ(qdq_quantize_linear(&nx, &st, nullptr, nullptr, &yt), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("QuantizeLinear-25", "'x'", "null data", "3 elements");
+}
+
+}  // namespace
