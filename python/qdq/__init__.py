@@ -1,0 +1,269 @@
+"""qdq: exact linear quantization and dequantization.
+
+Bit-for-bit implementations of ONNX QuantizeLinear / DequantizeLinear (versions 10 to 25), AMD
+Quark's ExtendedQuantizeLinear / ExtendedDequantizeLinear (com.amd.quark) and DirectML's
+element-wise quantize / dequantize linear. Arrays are numpy arrays; bfloat16, float8, float4,
+e8m0 and the 4- and 2-bit integer types use the ml_dtypes dtypes, exactly as onnx.reference does.
+Deliberate choices where specification and reference differ: docs/semantics.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import ml_dtypes
+import numpy as np
+
+from . import _qdq
+from ._qdq import QdqError
+
+__all__ = [
+    "QdqError",
+    "quantize_linear",
+    "dequantize_linear",
+    "extended_quantize_linear",
+    "extended_dequantize_linear",
+    "elementwise_quantize_linear",
+    "elementwise_dequantize_linear",
+    "dtype_from_code",
+    "code_from_dtype",
+]
+
+QdqError.__doc__ = "An input broke an operator's rule; the message names the value and the rule."
+QdqError.__module__ = "qdq"
+
+
+def _dtype_for(name: str) -> np.dtype:
+    return np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) else np.dtype(name)
+
+
+# The element-type table of the C++ core, read once: TensorProto code <-> numpy / ml_dtypes dtype.
+_DTYPE_BY_CODE = {code: _dtype_for(name) for code, name, _bits in _qdq.element_types()}
+_CODE_BY_DTYPE = {dtype: code for code, dtype in _DTYPE_BY_CODE.items()}
+_UINT8 = 2
+_FLOAT32 = 1
+
+DTypeLike = Union[int, str, np.dtype, type]
+
+
+def dtype_from_code(code: int) -> np.dtype:
+    """The numpy / ml_dtypes dtype of an ONNX TensorProto element type code."""
+    try:
+        return _DTYPE_BY_CODE[int(code)]
+    except KeyError:
+        raise QdqError(f"element type code {code} is not a TensorProto type qdq implements") from None
+
+
+def code_from_dtype(dtype: DTypeLike) -> int:
+    """The ONNX TensorProto code of a dtype (an int is taken as a code; 0 means unset)."""
+    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
+        return int(dtype)
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        raise QdqError(f"{dtype!r} is not a dtype or TensorProto code") from None
+    try:
+        return _CODE_BY_DTYPE[resolved]
+    except KeyError:
+        raise QdqError(f"dtype {resolved} is not an element type qdq implements") from None
+
+
+def _as_array(value: Any, role: str, python_int_code: int) -> np.ndarray:
+    """An ndarray for an input; Python floats become float32, Python ints the given type."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    if isinstance(value, bool):
+        raise QdqError(f"input '{role}' is a bool; expected a number or an array")
+    if isinstance(value, int):
+        return np.asarray(value).astype(dtype_from_code(python_int_code))
+    if isinstance(value, float):
+        return np.asarray(value, dtype=np.float32)
+    try:
+        return np.asarray(value)
+    except Exception as error:  # noqa: BLE001 - any conversion failure is a user input error
+        raise QdqError(f"input '{role}' cannot be converted to an array: {error}") from None
+
+
+def _tensor(value: Any, role: str, python_int_code: int = _UINT8):
+    """(type code, shape, raw bytes) for the extension; raw bytes are numpy's own storage."""
+    array = np.ascontiguousarray(_as_array(value, role, python_int_code))
+    code = _CODE_BY_DTYPE.get(array.dtype)
+    if code is None:
+        raise QdqError(f"input '{role}' has dtype {array.dtype}, which is not an element type qdq implements")
+    return code, list(array.shape), array.reshape(-1).view(np.uint8)
+
+
+def _optional_tensor(value: Any, role: str, python_int_code: int):
+    return None if value is None else _tensor(value, role, python_int_code)
+
+
+def _result(raw_and_code, shape) -> np.ndarray:
+    raw, code = raw_and_code
+    return raw.view(dtype_from_code(code)).reshape(shape)
+
+
+def quantize_linear(
+    x: Any,
+    y_scale: Any,
+    y_zero_point: Any = None,
+    *,
+    axis: int = 1,
+    block_size: int = 0,
+    saturate: int = 1,
+    output_dtype: DTypeLike = 0,
+    precision: DTypeLike = 0,
+    opset: int = 25,
+) -> np.ndarray:
+    """ONNX QuantizeLinear: y = saturate(round_half_even(x / y_scale) + y_zero_point).
+
+    Args:
+        x: float32, float16, bfloat16 or int32 array.
+        y_scale: scalar (per-tensor), 1-D of length x.shape[axis] (per-axis), or x's shape with
+            ceil(D_axis / block_size) along `axis` (blocked). A Python float is float32.
+        y_zero_point: same shape as y_scale; its dtype selects the output type (uint8 if absent).
+            A Python int takes `output_dtype` (or uint8).
+        axis, block_size, saturate, output_dtype, precision: the ONNX attributes. output_dtype
+            and precision take a TensorProto code or a numpy / ml_dtypes dtype; 0 means unset.
+        opset: the ai.onnx opset (10..28); attributes and types are checked against its version.
+
+    Returns:
+        The quantized array (ml_dtypes dtypes for float8 / float4 / 4- and 2-bit types).
+
+    Raises:
+        QdqError: an input or attribute breaks the operator's rule (the message says which).
+    """
+    out_code = code_from_dtype(output_dtype)
+    xt = _tensor(x, "x")
+    return _result(
+        _qdq.quantize_linear(
+            *xt,
+            *_tensor(y_scale, "y_scale"),
+            _optional_tensor(y_zero_point, "y_zero_point", out_code or _UINT8),
+            int(axis),
+            int(block_size),
+            int(saturate),
+            out_code,
+            code_from_dtype(precision),
+            int(opset),
+        ),
+        xt[1],
+    )
+
+
+def dequantize_linear(
+    x: Any,
+    x_scale: Any,
+    x_zero_point: Any = None,
+    *,
+    axis: int = 1,
+    block_size: int = 0,
+    output_dtype: DTypeLike = 0,
+    opset: int = 25,
+) -> np.ndarray:
+    """ONNX DequantizeLinear: y = (x - x_zero_point) * x_scale.
+
+    Computed in float32 and rounded once to the output type: `output_dtype` if set (float32,
+    float16 or bfloat16; required for a float8e8m0 scale), else the scale's type.
+
+    Args:
+        x: quantized array (int8/uint8/int16/uint16/int32, 4- and 2-bit, float8, float4).
+        x_scale: float32, float16, bfloat16 or float8_e8m0fnu; granularity as in quantize_linear.
+        x_zero_point: x's dtype, x_scale's shape; float8/float4 zero points must be 0. A Python
+            int takes x's dtype.
+        axis, block_size, output_dtype, opset: as in quantize_linear.
+
+    Raises:
+        QdqError: an input or attribute breaks the operator's rule.
+    """
+    xt = _tensor(x, "x")
+    return _result(
+        _qdq.dequantize_linear(
+            *xt,
+            *_tensor(x_scale, "x_scale"),
+            _optional_tensor(x_zero_point, "x_zero_point", xt[0]),
+            int(axis),
+            int(block_size),
+            code_from_dtype(output_dtype),
+            int(opset),
+        ),
+        xt[1],
+    )
+
+
+def extended_quantize_linear(x: Any, y_scale: Any, y_zero_point: Any, *, axis: int = 1) -> np.ndarray:
+    """AMD Quark ExtendedQuantizeLinear (com.amd.quark, version 1), as documented.
+
+    y = saturate(round_half_even(x / y_scale) + y_zero_point) for (u)int8/16/32 targets and
+    saturate(f32(x / y_scale + y_zero_point)) for float16 / bfloat16 targets (±65504 / ±bf16 max).
+    x and y_scale are float32; per-tensor or per-axis. The zero point's dtype is the output type
+    (None: uint8).
+
+    Raises:
+        QdqError: an input breaks the operator's rule.
+    """
+    xt = _tensor(x, "x")
+    return _result(
+        _qdq.extended_quantize_linear(
+            *xt, *_tensor(y_scale, "y_scale"), _optional_tensor(y_zero_point, "y_zero_point", _UINT8), int(axis)
+        ),
+        xt[1],
+    )
+
+
+def extended_dequantize_linear(x: Any, x_scale: Any, x_zero_point: Any, *, axis: int = 1) -> np.ndarray:
+    """AMD Quark ExtendedDequantizeLinear (com.amd.quark, version 1): y = (x - zp) * scale, float32.
+
+    Raises:
+        QdqError: an input breaks the operator's rule.
+    """
+    xt = _tensor(x, "x")
+    return _result(
+        _qdq.extended_dequantize_linear(
+            *xt, *_tensor(x_scale, "x_scale"), _optional_tensor(x_zero_point, "x_zero_point", xt[0]), int(axis)
+        ),
+        xt[1],
+    )
+
+
+def elementwise_quantize_linear(x: Any, scale: Any, zero_point: Any = None) -> np.ndarray:
+    """DirectML element-wise quantize linear: clamp(round_half_even(x / scale) + zero_point).
+
+    scale and zero_point have x's rank (1 to 8), each dimension equal to x's or 1 (broadcast).
+    x: float32, float16 or int32; scale: x's dtype (float32 for int32 x); zero_point: int8 or
+    uint8 (None: uint8 output, zero point 0).
+
+    Raises:
+        QdqError: an input breaks the operator's rule.
+    """
+    xt = _tensor(x, "x")
+    return _result(
+        _qdq.elementwise_quantize_linear(
+            *xt, *_tensor(scale, "scale"), _optional_tensor(zero_point, "zero_point", _UINT8)
+        ),
+        xt[1],
+    )
+
+
+def elementwise_dequantize_linear(
+    x: Any, scale: Any, zero_point: Any = None, *, output_dtype: DTypeLike = 0
+) -> np.ndarray:
+    """DirectML element-wise dequantize linear: (x - zero_point) * scale, broadcast as above.
+
+    x: (u)int8/16/32; scale: float32 or float16; output_dtype: 0 (the scale's dtype) or the
+    scale's dtype.
+
+    Raises:
+        QdqError: an input breaks the operator's rule.
+    """
+    xt = _tensor(x, "x")
+    return _result(
+        _qdq.elementwise_dequantize_linear(
+            *xt,
+            *_tensor(scale, "scale"),
+            _optional_tensor(zero_point, "zero_point", xt[0]),
+            code_from_dtype(output_dtype),
+        ),
+        xt[1],
+    )

@@ -1,0 +1,38 @@
+from typing import Any, Union
+
+import numpy as np
+
+DTypeLike = Union[int, str, np.dtype, type]
+
+class QdqError(ValueError): ...
+
+def dtype_from_code(code: int) -> np.dtype: ...
+def code_from_dtype(dtype: DTypeLike) -> int: ...
+def quantize_linear(
+    x: Any,
+    y_scale: Any,
+    y_zero_point: Any = None,
+    *,
+    axis: int = 1,
+    block_size: int = 0,
+    saturate: int = 1,
+    output_dtype: DTypeLike = 0,
+    precision: DTypeLike = 0,
+    opset: int = 25,
+) -> np.ndarray: ...
+def dequantize_linear(
+    x: Any,
+    x_scale: Any,
+    x_zero_point: Any = None,
+    *,
+    axis: int = 1,
+    block_size: int = 0,
+    output_dtype: DTypeLike = 0,
+    opset: int = 25,
+) -> np.ndarray: ...
+def extended_quantize_linear(x: Any, y_scale: Any, y_zero_point: Any, *, axis: int = 1) -> np.ndarray: ...
+def extended_dequantize_linear(x: Any, x_scale: Any, x_zero_point: Any, *, axis: int = 1) -> np.ndarray: ...
+def elementwise_quantize_linear(x: Any, scale: Any, zero_point: Any = None) -> np.ndarray: ...
+def elementwise_dequantize_linear(
+    x: Any, scale: Any, zero_point: Any = None, *, output_dtype: DTypeLike = 0
+) -> np.ndarray: ...

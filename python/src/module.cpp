@@ -1,0 +1,230 @@
+// qdq._qdq: the nanobind bridge between numpy buffers and the C++ API.
+//
+// Tensors cross as (type code, shape, raw bytes). The Python layer hands over numpy's storage
+// unchanged, which for ml_dtypes' 4- and 2-bit types is one element per byte (the code in the low
+// bits); this module packs those into qdq's dense layout, runs the operator with the GIL
+// released, and returns the output in the same one-element-per-byte form. Every qdq Status
+// becomes qdq.QdqError (a ValueError).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "qdq/qdq.hpp"
+
+namespace nb = nanobind;
+
+namespace {
+
+struct QdqError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using Bytes = nb::ndarray<const uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using Shape = std::vector<int64_t>;
+
+// One input tensor as it arrives from Python, repacked if its type is packed.
+struct InputTensor {
+  qdq::ElementType type = qdq::ElementType::kUndefined;
+  Shape shape;
+  const void* data = nullptr;
+  std::vector<uint8_t> packed;  // owns the dense copy of a 4- or 2-bit tensor
+
+  qdq::TensorView view() const { return {type, shape, data}; }
+};
+
+qdq::ElementType checked_type(int64_t code, const char* role) {
+  std::optional<qdq::ElementType> type = qdq::element_type_from_code(code);
+  if (!type) throw QdqError(std::string("input '") + role + "' has unknown element type code " + std::to_string(code));
+  return *type;
+}
+
+uint64_t element_count(const Shape& shape, const char* role) {
+  uint64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(count, static_cast<uint64_t>(d), &count)) {
+      throw QdqError(std::string("input '") + role + "' has an invalid shape");
+    }
+  }
+  return count;
+}
+
+InputTensor make_input(int64_t code, Shape shape, const Bytes& bytes, const char* role) {
+  InputTensor tensor;
+  tensor.type = checked_type(code, role);
+  tensor.shape = std::move(shape);
+  const qdq::ElementTypeInfo& row = qdq::info(tensor.type);
+  const uint64_t count = element_count(tensor.shape, role);
+  const uint64_t stored = row.is_packed() ? count : count * static_cast<uint64_t>(row.bytes_per_element());
+  if (bytes.size() != stored) {
+    throw QdqError(std::string("input '") + role + "' has " + std::to_string(bytes.size()) + " bytes but its shape and " +
+                   std::string(row.name) + " need " + std::to_string(stored));
+  }
+  if (!row.is_packed()) {
+    tensor.data = bytes.data();
+    return tensor;
+  }
+  // Pack one code per byte into bits-wide fields, low bits first.
+  const unsigned bits = row.bits;
+  const uint64_t per_byte = static_cast<uint64_t>(row.elements_per_byte());
+  const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1u);
+  tensor.packed.assign(qdq::storage_bytes(tensor.type, count), 0);
+  const uint8_t* source = bytes.data();
+  for (uint64_t i = 0; i < count; ++i) {
+    tensor.packed[i / per_byte] |= static_cast<uint8_t>((source[i] & mask) << ((i % per_byte) * bits));
+  }
+  tensor.data = tensor.packed.data();
+  return tensor;
+}
+
+using Output = std::tuple<nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>, int64_t>;
+
+// Executes the plan and returns (bytes in numpy's one-element-per-byte layout, output type code).
+Output run(const qdq::Result<qdq::Plan>& plan) {
+  if (!plan.ok()) throw QdqError(plan.status().message());
+  const qdq::Plan& p = plan.value();
+  const qdq::ElementTypeInfo& row = qdq::info(p.output_type);
+  const uint64_t count = p.element_count;
+  const uint64_t numpy_bytes = row.is_packed() ? count : count * static_cast<uint64_t>(row.bytes_per_element());
+  auto* storage = new uint8_t[numpy_bytes > 0 ? numpy_bytes : 1];
+  nb::capsule owner(storage, [](void* pointer) noexcept { delete[] static_cast<uint8_t*>(pointer); });
+  qdq::Status status;
+  {
+    nb::gil_scoped_release release;
+    if (row.is_packed()) {
+      std::vector<uint8_t> dense(qdq::storage_bytes(p.output_type, count) + 1, 0);
+      status = qdq::execute(p, {p.output_type, p.shape, dense.data()});
+      const unsigned bits = row.bits;
+      const uint64_t per_byte = static_cast<uint64_t>(row.elements_per_byte());
+      const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1u);
+      for (uint64_t i = 0; status.ok() && i < count; ++i) {
+        storage[i] = static_cast<uint8_t>((dense[i / per_byte] >> ((i % per_byte) * bits)) & mask);
+      }
+    } else {
+      status = qdq::execute(p, {p.output_type, p.shape, storage});
+    }
+  }
+  if (!status.ok()) throw QdqError(status.message());
+  size_t shape[1] = {static_cast<size_t>(numpy_bytes)};
+  return {nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(storage, 1, shape, owner),
+          static_cast<int64_t>(p.output_type)};
+}
+
+// The optional zero point arrives as None or (code, shape, bytes).
+using OptionalTensor = std::optional<std::tuple<int64_t, Shape, Bytes>>;
+
+struct Inputs {
+  InputTensor x, scale, zero_point;
+  bool has_zero_point = false;
+  qdq::TensorView zero_point_view;
+  const qdq::TensorView* zero_point_or_null() {
+    if (!has_zero_point) return nullptr;
+    zero_point_view = zero_point.view();
+    return &zero_point_view;
+  }
+};
+
+Inputs make_inputs(int64_t x_code, Shape x_shape, const Bytes& x, int64_t scale_code, Shape scale_shape,
+                   const Bytes& scale, const OptionalTensor& zero_point, const char* scale_role, const char* zp_role) {
+  Inputs in;
+  in.x = make_input(x_code, std::move(x_shape), x, "x");
+  in.scale = make_input(scale_code, std::move(scale_shape), scale, scale_role);
+  if (zero_point) {
+    in.has_zero_point = true;
+    in.zero_point = make_input(std::get<0>(*zero_point), std::get<1>(*zero_point), std::get<2>(*zero_point), zp_role);
+  }
+  return in;
+}
+
+}  // namespace
+
+NB_MODULE(_qdq, m) {
+  m.doc() = "qdq core bindings (use the qdq package, not this module)";
+  nb::exception<QdqError>(m, "QdqError", PyExc_ValueError);
+
+  m.def(
+      "quantize_linear",
+      [](int64_t x_code, Shape x_shape, const Bytes& x, int64_t s_code, Shape s_shape, const Bytes& s,
+         const OptionalTensor& zp, int64_t axis, int64_t block_size, int64_t saturate, int64_t output_dtype,
+         int64_t precision, int64_t opset) {
+        Inputs in = make_inputs(x_code, std::move(x_shape), x, s_code, std::move(s_shape), s, zp, "y_scale", "y_zero_point");
+        qdq::QuantizeLinearAttributes a{axis, block_size, saturate, output_dtype, precision, opset};
+        return run(qdq::plan_quantize_linear(in.x.view(), in.scale.view(), in.zero_point_or_null(), a));
+      },
+      nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("scale_code"), nb::arg("scale_shape"),
+      nb::arg("scale"), nb::arg("zero_point").none(), nb::arg("axis"), nb::arg("block_size"), nb::arg("saturate"),
+      nb::arg("output_dtype"), nb::arg("precision"), nb::arg("opset"));
+
+  m.def(
+      "dequantize_linear",
+      [](int64_t x_code, Shape x_shape, const Bytes& x, int64_t s_code, Shape s_shape, const Bytes& s,
+         const OptionalTensor& zp, int64_t axis, int64_t block_size, int64_t output_dtype, int64_t opset) {
+        Inputs in = make_inputs(x_code, std::move(x_shape), x, s_code, std::move(s_shape), s, zp, "x_scale", "x_zero_point");
+        qdq::DequantizeLinearAttributes a{axis, block_size, output_dtype, opset};
+        return run(qdq::plan_dequantize_linear(in.x.view(), in.scale.view(), in.zero_point_or_null(), a));
+      },
+      nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("scale_code"), nb::arg("scale_shape"),
+      nb::arg("scale"), nb::arg("zero_point").none(), nb::arg("axis"), nb::arg("block_size"), nb::arg("output_dtype"),
+      nb::arg("opset"));
+
+  m.def(
+      "extended_quantize_linear",
+      [](int64_t x_code, Shape x_shape, const Bytes& x, int64_t s_code, Shape s_shape, const Bytes& s,
+         const OptionalTensor& zp, int64_t axis) {
+        Inputs in = make_inputs(x_code, std::move(x_shape), x, s_code, std::move(s_shape), s, zp, "y_scale", "y_zero_point");
+        return run(qdq::plan_extended_quantize_linear(in.x.view(), in.scale.view(), in.zero_point_or_null(), axis));
+      },
+      nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("scale_code"), nb::arg("scale_shape"),
+      nb::arg("scale"), nb::arg("zero_point").none(), nb::arg("axis"));
+
+  m.def(
+      "extended_dequantize_linear",
+      [](int64_t x_code, Shape x_shape, const Bytes& x, int64_t s_code, Shape s_shape, const Bytes& s,
+         const OptionalTensor& zp, int64_t axis) {
+        Inputs in = make_inputs(x_code, std::move(x_shape), x, s_code, std::move(s_shape), s, zp, "x_scale", "x_zero_point");
+        return run(qdq::plan_extended_dequantize_linear(in.x.view(), in.scale.view(), in.zero_point_or_null(), axis));
+      },
+      nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("scale_code"), nb::arg("scale_shape"),
+      nb::arg("scale"), nb::arg("zero_point").none(), nb::arg("axis"));
+
+  m.def(
+      "elementwise_quantize_linear",
+      [](int64_t x_code, Shape x_shape, const Bytes& x, int64_t s_code, Shape s_shape, const Bytes& s,
+         const OptionalTensor& zp) {
+        Inputs in = make_inputs(x_code, std::move(x_shape), x, s_code, std::move(s_shape), s, zp, "scale", "zero_point");
+        return run(qdq::plan_elementwise_quantize_linear(in.x.view(), in.scale.view(), in.zero_point_or_null()));
+      },
+      nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("scale_code"), nb::arg("scale_shape"),
+      nb::arg("scale"), nb::arg("zero_point").none());
+
+  m.def(
+      "elementwise_dequantize_linear",
+      [](int64_t x_code, Shape x_shape, const Bytes& x, int64_t s_code, Shape s_shape, const Bytes& s,
+         const OptionalTensor& zp, int64_t output_dtype) {
+        Inputs in = make_inputs(x_code, std::move(x_shape), x, s_code, std::move(s_shape), s, zp, "scale", "zero_point");
+        std::optional<qdq::ElementType> out = qdq::ElementType::kUndefined;
+        if (output_dtype != 0) out = checked_type(output_dtype, "output_dtype");
+        return run(qdq::plan_elementwise_dequantize_linear(in.x.view(), in.scale.view(), in.zero_point_or_null(), *out));
+      },
+      nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("scale_code"), nb::arg("scale_shape"),
+      nb::arg("scale"), nb::arg("zero_point").none(), nb::arg("output_dtype"));
+
+  // The element-type table, for the Python layer's dtype mapping: (code, name, bits).
+  m.def("element_types", [] {
+    std::vector<std::tuple<int64_t, std::string, int>> rows;
+    for (const qdq::ElementTypeInfo& row : qdq::all_element_types()) {
+      rows.emplace_back(static_cast<int64_t>(row.type), std::string(row.name), row.bits);
+    }
+    return rows;
+  });
+}
