@@ -28,7 +28,10 @@ std::optional<ElementType> element_type_from_name(std::string_view text) {
 Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOptions& options) {
   const std::string& op = plan.operator_name;
   if (y.type != plan.output_type) {
-    return Status::invalid_argument(op + ": output buffer has type " + std::string(name(y.type)) +
+    const std::string given = find_element_type_info(y.type) != nullptr
+                                  ? std::string(name(y.type))
+                                  : "unknown code " + std::to_string(static_cast<int64_t>(y.type));
+    return Status::invalid_argument(op + ": output buffer has type " + given +
                                     " but the operator produces " + std::string(name(plan.output_type)));
   }
   if (!std::equal(y.shape.begin(), y.shape.end(), plan.shape.begin(), plan.shape.end())) {

@@ -86,7 +86,10 @@ Status check_type(const std::string& op, std::string_view role, ElementType type
   for (ElementType candidate : allowed) {
     if (candidate == type) return {};
   }
-  return Status::invalid_argument(op + ": input '" + std::string(role) + "' has type " +
+  // Attributes and the output are named as such; everything else is an input.
+  const bool is_input = role.find(' ') == std::string_view::npos && role != "output";
+  const std::string what = is_input ? "input '" + std::string(role) + "'" : std::string(role);
+  return Status::invalid_argument(op + ": " + what + " has type " +
                                   std::string(name(type)) + ", which " + std::string(constraint) +
                                   " does not allow (allowed: " + type_list(allowed) + ")");
 }

@@ -113,7 +113,7 @@ Result<Plan> plan_elementwise_quantize_linear(const TensorView& x, const TensorV
     output_type = zero_point->type;
   }
   if (output_type == ElementType::kUndefined) output_type = E::kUint8;
-  if (Status s = plan::check_type(op, "output", output_type, outputs, "OutputTensor"); !s.ok()) return s;
+  if (Status s = plan::check_type(op, "output type", output_type, outputs, "OutputTensor"); !s.ok()) return s;
   plan->output_type = output_type;
   plan->precision = scale.type == E::kFloat16 ? Precision::kFloat16 : Precision::kFloat32;
   plan->saturate = true;
@@ -135,7 +135,7 @@ Result<Plan> plan_elementwise_dequantize_linear(const TensorView& x, const Tenso
                                     " but x has type " + std::string(name(x.type)) + "; they must be equal");
   }
   if (output_type == ElementType::kUndefined) output_type = scale.type;
-  if (Status s = plan::check_type(op, "output", output_type, floats, "OutputTensor"); !s.ok()) return s;
+  if (Status s = plan::check_type(op, "output type", output_type, floats, "OutputTensor"); !s.ok()) return s;
   if (output_type != scale.type) {
     return Status::invalid_argument(op + ": output type " + std::string(name(output_type)) +
                                     " differs from the scale's type " + std::string(name(scale.type)) +

@@ -229,7 +229,7 @@ Result<Plan> plan_quantize_linear(const TensorView& x, const TensorView& y_scale
     Result<ElementType> requested = attribute_type(op, "precision", attributes.precision);
     if (!requested.ok()) return requested.status();
     const TypeList float_precisions = {E::kFloat32, E::kFloat16, E::kBfloat16};
-    if (Status s = plan::check_type(op, "precision attribute", requested.value(), float_precisions,
+    if (Status s = plan::check_type(op, "attribute precision", requested.value(), float_precisions,
                                     "the division (a floating-point operation)");
         !s.ok()) {
       return s;
@@ -308,7 +308,7 @@ Result<Plan> plan_dequantize_linear(const TensorView& x, const TensorView& x_sca
     Result<ElementType> requested = attribute_type(op, "output_dtype", attributes.output_dtype);
     if (!requested.ok()) return requested.status();
     const TypeList outputs = {E::kFloat32, E::kFloat16, E::kBfloat16};
-    if (Status s = plan::check_type(op, "output_dtype attribute", requested.value(), outputs,
+    if (Status s = plan::check_type(op, "attribute output_dtype", requested.value(), outputs,
                                     "type constraint T3");
         !s.ok()) {
       return s;
