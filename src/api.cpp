@@ -1,11 +1,9 @@
-// The C++ API's execute step and the plan-and-execute conveniences.
+// The C++ API's plan-and-execute conveniences and name lookup (execute() is in execute/).
 #include <algorithm>
 #include <cctype>
 #include <string>
 
-#include "plan/checks.h"
 #include "qdq/qdq.hpp"
-#include "reference/reference.h"
 
 namespace qdq {
 
@@ -23,28 +21,6 @@ std::optional<ElementType> element_type_from_name(std::string_view text) {
     if (lower == row.name || lower == onnx) return row.type;
   }
   return std::nullopt;
-}
-
-Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOptions& options) {
-  const std::string& op = plan.operator_name;
-  if (y.type != plan.output_type) {
-    const std::string given = find_element_type_info(y.type) != nullptr
-                                  ? std::string(name(y.type))
-                                  : "unknown code " + std::to_string(static_cast<int64_t>(y.type));
-    return Status::invalid_argument(op + ": output buffer has type " + given +
-                                    " but the operator produces " + std::string(name(plan.output_type)));
-  }
-  if (!std::equal(y.shape.begin(), y.shape.end(), plan.shape.begin(), plan.shape.end())) {
-    return Status::invalid_argument(op + ": output buffer has shape " + plan::shape_string(y.shape) +
-                                    " but the output has x's shape " + plan::shape_string(plan.shape));
-  }
-  if (plan.element_count > 0 && y.data == nullptr) {
-    return Status::invalid_argument(op + ": output buffer is null but the output has " +
-                                    std::to_string(plan.element_count) + " elements");
-  }
-  (void)options;  // every path is the reference until the SIMD kernels land
-  reference::execute(plan, y.data);
-  return {};
 }
 
 Status quantize_linear(const TensorView& x, const TensorView& y_scale, const TensorView* y_zero_point,

@@ -119,13 +119,33 @@ Result<Plan> plan_elementwise_dequantize_linear(const TensorView& x, const Tenso
                                                 ElementType output_type = ElementType::kUndefined);
 
 enum class ExecutionPath : uint8_t {
-  kAuto,       // the fastest path available (bit-identical to the reference)
+  kAuto,       // the SIMD kernels where they cover the plan (bit-identical to the reference)
   kReference,  // the scalar transcription of the specification
+};
+
+// A host's parallel-for (ONNX Runtime plugs its own thread pool in here): run
+// task(task_context, i) for every i in [0, count), possibly concurrently, and return when all
+// have finished. `host` is passed back unchanged.
+struct ParallelFor {
+  void (*run)(void* host, void (*task)(void* task_context, uint64_t index), void* task_context,
+              uint64_t count) = nullptr;
+  void* host = nullptr;
 };
 
 struct ExecuteOptions {
   ExecutionPath path = ExecutionPath::kAuto;
+  ParallelFor parallel_for;  // unset: qdq's default pool
 };
+
+// Threads of the default pool: set_num_threads(n > 0) fixes it; 0 restores the default, which is
+// the QDQ_NUM_THREADS environment variable if set, else the hardware thread count.
+void set_num_threads(int threads);
+int num_threads();
+
+// Highway targets compiled into this build and supported by this CPU ("AVX3", "AVX2", "SSE4",
+// ...), best first; and the one execute() dispatches to now.
+std::vector<std::string> simd_targets();
+std::string active_simd_target();
 
 // Writes y = op(x, scale, zero point). y must have the plan's output type and x's shape.
 Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOptions& options = {});

@@ -20,7 +20,13 @@ constexpr uint64_t codec_last_byte(ElementType type, uint64_t count) {
   return storage_bytes(type, count) - 1;
 }
 
-// Runs the whole plan into y (x's shape, the plan's output type), single-threaded.
+// Runs the whole plan into y (x's shape, the plan's output type), single-threaded, walking x's
+// coordinates directly (independent of the executor's runs).
 void execute(const Plan& plan, void* y);
+
+// Elements [x_index, x_index + count) whose scale and zero point are constant (or advance by one
+// per element when *_varies): the scalar fallback for runs the SIMD kernels do not cover.
+void execute_run(const Plan& plan, uint64_t x_index, uint64_t count, uint64_t scale_index, bool scale_varies,
+                 uint64_t zp_index, bool zp_varies, void* y);
 
 }  // namespace qdq::reference

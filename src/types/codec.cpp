@@ -119,28 +119,6 @@ double decode(const ElementTypeInfo& t, uint32_t code) {
   return decode_small_float(t, code);
 }
 
-uint32_t max_finite_code(const ElementTypeInfo& t) {
-  if (t.type == ElementType::kFloat32) return 0x7F7F'FFFFu;
-  // Largest exponent field that holds finite values, with the largest mantissa allowed there.
-  uint32_t exponent = exponent_all_ones(t);
-  uint32_t mantissa = low_mask(t.mantissa_bits);
-  switch (t.nan_style) {
-    case NanStyle::kIeee:
-      exponent -= 1;  // all-ones exponent is inf/NaN
-      break;
-    case NanStyle::kAllOnes:
-      mantissa -= 1;  // S.1111.111 is NaN, S.1111.110 is the max
-      break;
-    case NanStyle::kExponentOnly:
-      exponent -= 1;  // 0xFF is NaN
-      break;
-    case NanStyle::kNegativeZero:
-    case NanStyle::kNone:
-      break;
-  }
-  return (exponent << t.mantissa_bits) | mantissa;
-}
-
 uint32_t encode_float(const ElementTypeInfo& t, double value, Overflow overflow) {
   if (t.type == ElementType::kFloat32) return encode_float32(value, overflow);
   if (t.nan_style == NanStyle::kExponentOnly) return low_mask(t.exponent_bits);

@@ -33,8 +33,26 @@ uint32_t encode_float(const ElementTypeInfo& type, double value, Overflow overfl
 // model "compute in precision P" by rounding each intermediate once.
 double round_to_float_type(const ElementTypeInfo& type, double value, Overflow overflow);
 
-// The largest finite code with sign 0 (0x7E for e4m3fn, 0x7BFF for float16, ...).
-uint32_t max_finite_code(const ElementTypeInfo& type);
+// The largest finite code with sign 0 (0x7E for e4m3fn, 0x7BFF for float16, ...): the largest
+// exponent field that holds finite values with the largest mantissa allowed there.
+constexpr uint32_t max_finite_code(const ElementTypeInfo& t) {
+  if (t.type == ElementType::kFloat32) return 0x7F7F'FFFFu;
+  uint32_t exponent = (1u << t.exponent_bits) - 1u;
+  uint32_t mantissa = (1u << t.mantissa_bits) - 1u;
+  switch (t.nan_style) {
+    case NanStyle::kIeee:          // all-ones exponent is inf/NaN
+    case NanStyle::kExponentOnly:  // 0xFF is NaN
+      exponent -= 1;
+      break;
+    case NanStyle::kAllOnes:  // S.1111.111 is NaN, S.1111.110 is the max
+      mantissa -= 1;
+      break;
+    case NanStyle::kNegativeZero:
+    case NanStyle::kNone:
+      break;
+  }
+  return (exponent << t.mantissa_bits) | mantissa;
+}
 
 // Round half to even to an integer-valued double, independent of the FP environment's rounding
 // mode. NaN and infinities pass through.

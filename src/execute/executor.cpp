@@ -1,0 +1,123 @@
+// execute(): checks the output buffer, cuts the plan into element ranges for the threads, and
+// runs each range through the SIMD kernels or, for plans they do not cover, the scalar reference
+// one run at a time. ExecutionPath::kReference runs the reference's own coordinate walk instead.
+#include <algorithm>
+#include <string>
+
+#include "execute/runs.h"
+#include "execute/thread_pool.h"
+#include "kernels/kernels.h"
+#include "plan/checks.h"
+#include "qdq/qdq.hpp"
+#include "reference/reference.h"
+#include "types/codec.h"
+
+namespace qdq {
+namespace {
+
+// Below this many elements a call stays on one thread: waking workers costs more than it saves.
+constexpr uint64_t kMinElementsPerTask = uint64_t{1} << 16;
+// Task boundaries are multiples of this, so that packed outputs never share a byte across tasks.
+constexpr uint64_t kTaskAlignment = 64;
+
+struct Job {
+  const Plan* plan;
+  Layout canonical;
+  bool simd;
+  void* y;
+  uint64_t task_size;
+};
+
+void run_range(const Job& job, uint64_t begin, uint64_t end) {
+  if (job.simd) {
+    kernels::execute_range(*job.plan, job.canonical, begin, end, job.y);
+    return;
+  }
+  exec::for_each_run(job.canonical, begin, end, [&](const exec::Run& run) {
+    reference::execute_run(*job.plan, run.x_index, run.count, run.scale_index, run.scale_varies,
+                           run.zero_point_index, run.zero_point_varies, job.y);
+  });
+}
+
+void run_task(void* context, uint64_t task) {
+  const Job& job = *static_cast<const Job*>(context);
+  const uint64_t begin = task * job.task_size;
+  const uint64_t end = std::min(job.plan->element_count, begin + job.task_size);
+  if (begin < end) run_range(job, begin, end);
+}
+
+Status check_output(const Plan& plan, const MutableTensorView& y) {
+  const std::string& op = plan.operator_name;
+  if (y.type != plan.output_type) {
+    const std::string given = find_element_type_info(y.type) != nullptr
+                                  ? std::string(name(y.type))
+                                  : "unknown code " + std::to_string(static_cast<int64_t>(y.type));
+    return Status::invalid_argument(op + ": output buffer has type " + given + " but the operator produces " +
+                                    std::string(name(plan.output_type)));
+  }
+  if (!std::equal(y.shape.begin(), y.shape.end(), plan.shape.begin(), plan.shape.end())) {
+    return Status::invalid_argument(op + ": output buffer has shape " + plan::shape_string(y.shape) +
+                                    " but the output has x's shape " + plan::shape_string(plan.shape));
+  }
+  if (plan.element_count > 0 && y.data == nullptr) {
+    return Status::invalid_argument(op + ": output buffer is null but the output has " +
+                                    std::to_string(plan.element_count) + " elements");
+  }
+  return {};
+}
+
+}  // namespace
+
+Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOptions& options) {
+  if (Status s = check_output(plan, y); !s.ok()) return s;
+  if (plan.element_count == 0) return {};
+  if (options.path == ExecutionPath::kReference) {
+    reference::execute(plan, y.data);
+    return {};
+  }
+  const ElementTypeInfo& y_type = info(plan.output_type);
+  if (y_type.is_packed()) {
+    // Padding bits of a partly used last byte are zeros, as ONNX packs them.
+    static_cast<unsigned char*>(y.data)[storage_bytes(plan.output_type, plan.element_count) - 1] = 0;
+  }
+  Job job{&plan, exec::canonical_layout(plan.layout), kernels::covers(plan), y.data, plan.element_count};
+
+  std::shared_ptr<exec::ThreadPool> pool;
+  uint64_t threads = 1;
+  if (options.parallel_for.run != nullptr) {
+    threads = 64;  // the host decides how many run at once; offer enough tasks to balance
+  } else if (plan.element_count >= 2 * kMinElementsPerTask) {
+    pool = exec::default_pool();
+    threads = static_cast<uint64_t>(pool->threads());
+  }
+  uint64_t tasks = 1;
+  if (threads > 1 && plan.element_count >= 2 * kMinElementsPerTask) {
+    // A few tasks per thread evens out uneven progress; never tasks smaller than the minimum.
+    tasks = std::min(threads * 4, plan.element_count / kMinElementsPerTask);
+    uint64_t size = (plan.element_count + tasks - 1) / tasks;
+    size = (size + kTaskAlignment - 1) / kTaskAlignment * kTaskAlignment;
+    job.task_size = size;
+    tasks = (plan.element_count + size - 1) / size;
+  }
+  if (tasks == 1) {
+    run_range(job, 0, plan.element_count);
+  } else if (options.parallel_for.run != nullptr) {
+    options.parallel_for.run(options.parallel_for.host, &run_task, &job, tasks);
+  } else {
+    pool->parallel_for(&run_task, &job, tasks);
+  }
+  return {};
+}
+
+std::vector<std::string> simd_targets() {
+  std::vector<std::string> names;
+  for (int64_t target : kernels::supported_targets()) names.push_back(kernels::target_name(target));
+  return names;
+}
+
+std::string active_simd_target() {
+  const std::vector<int64_t> targets = kernels::supported_targets();
+  return targets.empty() ? std::string("none") : kernels::target_name(targets.front());
+}
+
+}  // namespace qdq

@@ -1,0 +1,101 @@
+// A Plan's layout cut into runs: contiguous stretches of x over which the scale and zero point
+// are either constant or advance one element per x element. Kernels see only runs.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "qdq/qdq.hpp"
+
+namespace qdq::exec {
+
+struct Run {
+  uint64_t x_index = 0;      // first element of x (and y)
+  uint64_t count = 0;        // elements in the run
+  uint64_t scale_index = 0;  // scale element of the first x element
+  uint64_t zero_point_index = 0;
+  bool scale_varies = false;       // true: scale[scale_index + i] for element i; false: constant
+  bool zero_point_varies = false;
+};
+
+// The layout with size-1 dimensions dropped and mergeable neighbours merged, so that per-tensor
+// is one dimension, per-axis two or three and blocked two or three: runs then are as long as the
+// data allows.
+inline Layout canonical_layout(const Layout& in) {
+  Layout out;
+  out.rank = 0;
+  out.block_size = in.block_size;
+  for (int d = 0; d < in.rank; ++d) {
+    if (in.dims[d] == 1 && d != in.block_axis) continue;
+    const int o = out.rank;
+    if (o > 0 && d != in.block_axis && out.block_axis != o - 1 &&
+        out.scale_strides[o - 1] == in.scale_strides[d] * in.dims[d] &&
+        out.zero_point_strides[o - 1] == in.zero_point_strides[d] * in.dims[d]) {
+      // Merge d into the previous dimension: same stride pattern continued.
+      out.dims[o - 1] *= in.dims[d];
+      out.scale_strides[o - 1] = in.scale_strides[d];
+      out.zero_point_strides[o - 1] = in.zero_point_strides[d];
+      continue;
+    }
+    out.dims[o] = in.dims[d];
+    out.scale_strides[o] = in.scale_strides[d];
+    out.zero_point_strides[o] = in.zero_point_strides[d];
+    if (d == in.block_axis) out.block_axis = o;
+    ++out.rank;
+  }
+  if (out.rank == 0) {  // a single element
+    out.rank = 1;
+    out.dims[0] = 1;
+  }
+  return out;
+}
+
+// Calls visit(run) for the runs covering elements [begin, end) of a canonical layout, in order.
+template <class Visit>
+void for_each_run(const Layout& layout, uint64_t begin, uint64_t end, Visit&& visit) {
+  const int last = layout.rank - 1;
+  const uint64_t inner = static_cast<uint64_t>(layout.dims[last]);
+  const bool blocked_inner = layout.block_axis == last;
+  const int64_t block = layout.block_size;
+  uint64_t index = begin;
+  while (index < end) {
+    uint64_t row = index / inner;
+    uint64_t column = index % inner;
+    // Scale and zero-point offsets of this row's first element.
+    int64_t scale_base = 0, zp_base = 0;
+    for (int d = last - 1; d >= 0; --d) {
+      const uint64_t extent = static_cast<uint64_t>(layout.dims[d]);
+      int64_t coordinate = static_cast<int64_t>(row % extent);
+      row /= extent;
+      if (d == layout.block_axis) coordinate /= block;
+      scale_base += coordinate * layout.scale_strides[d];
+      zp_base += coordinate * layout.zero_point_strides[d];
+    }
+    uint64_t remaining = std::min(inner - column, end - index);
+    while (remaining > 0) {
+      Run run;
+      run.x_index = index;
+      if (blocked_inner) {
+        // One scale per block along the innermost axis: cut at block boundaries.
+        const uint64_t block_number = column / static_cast<uint64_t>(block);
+        run.count = std::min(remaining, (block_number + 1) * static_cast<uint64_t>(block) - column);
+        run.scale_index = static_cast<uint64_t>(scale_base + static_cast<int64_t>(block_number) * layout.scale_strides[last]);
+        run.zero_point_index =
+            static_cast<uint64_t>(zp_base + static_cast<int64_t>(block_number) * layout.zero_point_strides[last]);
+      } else {
+        run.count = remaining;
+        run.scale_index = static_cast<uint64_t>(scale_base + static_cast<int64_t>(column) * layout.scale_strides[last]);
+        run.zero_point_index =
+            static_cast<uint64_t>(zp_base + static_cast<int64_t>(column) * layout.zero_point_strides[last]);
+        run.scale_varies = layout.scale_strides[last] != 0;
+        run.zero_point_varies = layout.zero_point_strides[last] != 0;
+      }
+      visit(run);
+      index += run.count;
+      column += run.count;
+      remaining -= run.count;
+    }
+  }
+}
+
+}  // namespace qdq::exec

@@ -1,0 +1,48 @@
+// Compile-time float-format descriptions for the SIMD codecs, derived from the element-type table
+// (one source of truth: a new float type is a new table row and one line here).
+#pragma once
+
+#include <cstdint>
+
+#include "qdq/element_type.h"
+#include "types/codec.h"
+
+namespace qdq::kernels {
+
+struct Format {
+  int exponent_bits;
+  int mantissa_bits;
+  int bias;
+  uint32_t max_code;  // largest finite magnitude code
+  NanStyle nan_style;
+  bool has_infinity;
+  bool has_negative_zero;
+  bool keeps_nan_payload;
+
+  constexpr int sign_shift() const { return exponent_bits + mantissa_bits; }
+};
+
+constexpr Format format_of(ElementType type) {
+  const ElementTypeInfo& row = info(type);
+  return {row.exponent_bits,   row.mantissa_bits,    row.exponent_bias,    codec::max_finite_code(row),
+          row.nan_style,       row.has_infinity,     row.has_negative_zero, row.keeps_nan_payload};
+}
+
+inline constexpr Format kFloat16Format = format_of(ElementType::kFloat16);
+inline constexpr Format kE4M3FN = format_of(ElementType::kFloat8E4M3FN);
+inline constexpr Format kE4M3FNUZ = format_of(ElementType::kFloat8E4M3FNUZ);
+inline constexpr Format kE5M2 = format_of(ElementType::kFloat8E5M2);
+inline constexpr Format kE5M2FNUZ = format_of(ElementType::kFloat8E5M2FNUZ);
+inline constexpr Format kE2M1 = format_of(ElementType::kFloat4E2M1);
+
+constexpr uint32_t low_mask(int bits) { return bits >= 32 ? 0xFFFF'FFFFu : (1u << bits) - 1u; }
+
+// 2^e as a float, for e in the float32 normal range.
+constexpr float exp2f_exact(int e) {
+  float value = 1.0f;
+  for (; e > 0; --e) value *= 2.0f;
+  for (; e < 0; ++e) value *= 0.5f;
+  return value;
+}
+
+}  // namespace qdq::kernels

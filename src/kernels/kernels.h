@@ -1,0 +1,33 @@
+// The SIMD kernels (Highway, one source compiled for every x86/Arm target and dispatched at run
+// time). They cover the common plans and match the scalar reference bit for bit; the executor
+// runs everything else through the reference, one run at a time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "qdq/qdq.hpp"
+
+namespace qdq::kernels {
+
+// Whether the SIMD kernels implement this plan:
+//   quantize:   x float32/float16/bfloat16/int32, division precision float32/float16/bfloat16,
+//               output (u)int8/16/4/2, any float8, float4e2m1;
+//   dequantize: x (u)int8/16/4/2, any float8, float4e2m1 -> float32/float16/bfloat16.
+bool covers(const Plan& plan);
+
+// Elements [begin, end) of the plan into y, over the canonical layout (execute/runs.h). Selects
+// the target once per call. For packed outputs, begin and end are multiples of 8 or end is the
+// element count, so that no two calls write one byte.
+void execute_range(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end, void* y);
+
+// Highway targets compiled in and supported by this CPU, best first (bit values of HWY_*), and
+// their names.
+std::vector<int64_t> supported_targets();
+std::string target_name(int64_t target);
+
+// Restricts dispatch to one target (tests run every kernel on every target); 0 restores all.
+void force_target(int64_t target);
+
+}  // namespace qdq::kernels

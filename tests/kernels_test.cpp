@@ -1,0 +1,310 @@
+// The SIMD kernels against the scalar reference, bit for bit, on every Highway target this CPU
+// supports: sizes 1..2*lanes+1 and around the block size, odd packed tails, blocks that do and do
+// not divide the axis, axis first/middle/last/negative, extreme scales, special values; every
+// float16/bfloat16 input; threads (default pool and a host parallel-for).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "qdq/qdq.hpp"
+#include "types/codec.h"
+
+namespace qdq {
+namespace {
+
+using E = ElementType;
+
+const E kQuantizedTypes[] = {E::kUint8, E::kInt8,         E::kUint16,         E::kInt16,      E::kUint4,
+                             E::kInt4,  E::kUint2,        E::kInt2,           E::kFloat8E4M3FN,
+                             E::kFloat8E4M3FNUZ,          E::kFloat8E5M2,     E::kFloat8E5M2FNUZ,
+                             E::kFloat4E2M1};
+
+// Raw storage for `count` elements of `type` filled with codes from `next_code`.
+template <class NextCode>
+std::vector<uint8_t> make_storage(E type, uint64_t count, NextCode next_code) {
+  std::vector<uint8_t> bytes(storage_bytes(type, count) + 8, 0);
+  for (uint64_t i = 0; i < count; ++i) codec::store_code(bytes.data(), info(type), i, next_code(i));
+  return bytes;
+}
+
+// float32 codes that exercise every rule: specials, ties at the scale, huge, tiny, random bits.
+uint32_t interesting_float_code(std::mt19937& g, float scale) {
+  switch (g() % 8) {
+    case 0: {
+      static const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 3e38f, -3e38f, 1e-40f, -1e-45f};
+      return std::bit_cast<uint32_t>(specials[g() % 10]);
+    }
+    case 1:  // exact ties of the quotient
+      return std::bit_cast<uint32_t>((static_cast<float>(static_cast<int>(g() % 600) - 300) + 0.5f) * scale);
+    case 2:
+      return static_cast<uint32_t>(g());  // any bit pattern
+    default:
+      return std::bit_cast<uint32_t>(std::ldexp(static_cast<float>(static_cast<int>(g() % 20001) - 10000) / 1000.0f,
+                                                static_cast<int>(g() % 24) - 12) * scale);
+  }
+}
+
+// Codes for an x of `type`: float types from the interesting float32 values, others random.
+uint32_t x_code(E type, std::mt19937& g, float scale) {
+  const ElementTypeInfo& t = info(type);
+  const uint32_t f32 = interesting_float_code(g, scale);
+  switch (type) {
+    case E::kFloat32: return f32;
+    case E::kFloat16: return codec::encode_float(t, std::bit_cast<float>(f32), codec::Overflow::kInfOrNan);
+    case E::kBfloat16: return codec::encode_float(t, std::bit_cast<float>(f32), codec::Overflow::kInfOrNan);
+    case E::kInt32: return g() % 3 == 0 ? static_cast<uint32_t>(g()) : static_cast<uint32_t>(static_cast<int32_t>(g() % 2001) - 1000);
+    default: return static_cast<uint32_t>(g()) & (t.bits == 32 ? 0xFFFFFFFFu : ((1u << t.bits) - 1u));
+  }
+}
+
+struct Sweep {
+  std::vector<int64_t> shape;
+  int64_t axis;
+  int64_t block;  // 0: per-axis (or per-tensor with scalar_scale)
+  bool scalar_scale;
+};
+
+std::vector<int64_t> scale_shape_of(const Sweep& s) {
+  if (s.scalar_scale) return {};
+  const size_t a = static_cast<size_t>(s.axis < 0 ? s.axis + static_cast<int64_t>(s.shape.size()) : s.axis);
+  if (s.block == 0) return {s.shape[a]};
+  std::vector<int64_t> shape = s.shape;
+  shape[a] = (shape[a] + s.block - 1) / s.block;
+  return shape;
+}
+
+uint64_t count_of(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+std::string describe(const Plan& plan, const Sweep& s) {
+  std::string text = plan.operator_name + " x " + std::string(name(plan.x.type)) + " scale " +
+                     std::string(name(plan.scale.type)) + " -> " + std::string(name(plan.output_type)) + " shape [";
+  for (int64_t d : s.shape) text += std::to_string(d) + ",";
+  return text + "] axis " + std::to_string(s.axis) + " block " + std::to_string(s.block) +
+         (s.scalar_scale ? " per-tensor" : "");
+}
+
+// Runs the plan both ways and compares every output byte; returns false after the first mismatch.
+bool same_as_reference(const Plan& plan, const Sweep& sweep, const std::string& target) {
+  const uint64_t bytes = storage_bytes(plan.output_type, plan.element_count);
+  std::vector<uint8_t> fast(bytes + 8, 0xCD), reference(bytes + 8, 0xCD);
+  EXPECT_TRUE(execute(plan, {plan.output_type, plan.shape, fast.data()}).ok());
+  ExecuteOptions options;
+  options.path = ExecutionPath::kReference;
+  EXPECT_TRUE(execute(plan, {plan.output_type, plan.shape, reference.data()}, options).ok());
+  for (uint64_t i = 0; i < plan.element_count; ++i) {
+    const uint32_t a = codec::load_code(fast.data(), info(plan.output_type), i);
+    const uint32_t b = codec::load_code(reference.data(), info(plan.output_type), i);
+    if (a != b) {
+      ADD_FAILURE() << target << " " << describe(plan, sweep) << ": element " << i << " x code 0x" << std::hex
+                    << codec::load_code(plan.x.data, info(plan.x.type), i) << " expected 0x" << b << " got 0x" << a;
+      return false;
+    }
+  }
+  EXPECT_EQ(std::memcmp(fast.data(), reference.data(), fast.size()), 0)
+      << target << " " << describe(plan, sweep) << ": padding or bytes past the end differ";
+  return true;
+}
+
+std::vector<Sweep> sweeps(size_t lanes) {
+  std::vector<Sweep> all;
+  for (size_t n = 1; n <= 2 * lanes + 1; ++n) all.push_back({{static_cast<int64_t>(n)}, 0, 0, true});
+  for (int64_t n : {255, 256, 257, 511, 513, 1000}) all.push_back({{n}, 0, 0, true});
+  // Per-axis: axis first, middle, last, negative; inner lengths that are not vector multiples.
+  all.push_back({{7, 5, 3}, 0, 0, false});
+  all.push_back({{7, 5, 3}, 1, 0, false});
+  all.push_back({{7, 5, 3}, 2, 0, false});
+  all.push_back({{3, 300}, -1, 0, false});
+  all.push_back({{300, 3}, 0, 0, false});
+  // Blocked: dividing and non-dividing blocks on every axis.
+  for (int64_t block : {1, 3, 4, 32}) {
+    all.push_back({{9, 70}, 1, block, false});
+    all.push_back({{70, 9}, 0, block, false});
+    all.push_back({{5, 67, 3}, 1, block, false});
+    all.push_back({{2, 3, 129}, -1, block, false});
+  }
+  return all;
+}
+
+class KernelsOnEveryTarget : public testing::Test {
+ protected:
+  void TearDown() override { kernels::force_target(0); }
+};
+
+TEST_F(KernelsOnEveryTarget, QuantizeMatchesTheReference) {
+  const uint32_t seed = 8675309;
+  std::mt19937 g(seed);
+  const auto targets = kernels::supported_targets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t target : targets) {
+    kernels::force_target(target);
+    const std::string target_text = kernels::target_name(target) + " (seed " + std::to_string(seed) + ")";
+    for (const Sweep& sweep : sweeps(16)) {
+      for (E x_type : {E::kFloat32, E::kFloat16, E::kBfloat16, E::kInt32}) {
+        for (E out : kQuantizedTypes) {
+          // Scale types and precisions: the scale's own type, and an explicit precision.
+          for (int variant = 0; variant < 3; ++variant) {
+            const E scale_type = variant == 0 ? E::kFloat32 : variant == 1 ? E::kFloat16 : E::kBfloat16;
+            const float base_scale = std::ldexp(1.37f, static_cast<int>(g() % 16) - 8);
+            const uint64_t n = count_of(sweep.shape);
+            const std::vector<int64_t> scale_shape = scale_shape_of(sweep);
+            const uint64_t scale_count = count_of(scale_shape);
+            auto x = make_storage(x_type, n, [&](uint64_t) { return x_code(x_type, g, base_scale); });
+            auto scale = make_storage(scale_type, scale_count, [&](uint64_t) {
+              const double s = base_scale * (1.0 + (g() % 1000) / 997.0) * (g() % 17 == 0 ? 1e-30 : 1.0);
+              return codec::encode_float(info(scale_type), s, codec::Overflow::kInfOrNan);
+            });
+            const ElementTypeInfo& o = info(out);
+            auto zp = make_storage(out, scale_count, [&](uint64_t) -> uint32_t {
+              if (o.is_float() && o.bits == 8) return 0;
+              return static_cast<uint32_t>(g()) & ((1u << o.bits) - 1u);
+            });
+            const TensorView xv{x_type, sweep.shape, x.data()};
+            const TensorView sv{scale_type, scale_shape, scale.data()};
+            const TensorView zv{out, scale_shape, zp.data()};
+            QuantizeLinearAttributes a;
+            a.axis = sweep.axis;
+            a.block_size = sweep.block;
+            a.saturate = static_cast<int64_t>(g() % 2);
+            if (variant == 2) a.precision = static_cast<int64_t>(g() % 2 ? E::kFloat16 : E::kFloat32);
+            const bool with_zp = g() % 4 != 0;
+            const Result<Plan> plan = plan_quantize_linear(xv, sv, with_zp ? &zv : nullptr,
+                                                           [&] { if (!with_zp) a.output_dtype = static_cast<int64_t>(out); return a; }());
+            ASSERT_TRUE(plan.ok()) << plan.status().message();
+            ASSERT_TRUE(kernels::covers(plan.value())) << describe(plan.value(), sweep);
+            if (!same_as_reference(plan.value(), sweep, target_text)) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(KernelsOnEveryTarget, DequantizeMatchesTheReference) {
+  const uint32_t seed = 1234567;
+  std::mt19937 g(seed);
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    const std::string target_text = kernels::target_name(target) + " (seed " + std::to_string(seed) + ")";
+    for (const Sweep& sweep : sweeps(16)) {
+      for (E x_type : kQuantizedTypes) {
+        for (E scale_type : {E::kFloat32, E::kFloat16, E::kBfloat16, E::kFloat8E8M0}) {
+          for (E out : {E::kFloat32, E::kFloat16, E::kBfloat16}) {
+            const uint64_t n = count_of(sweep.shape);
+            const std::vector<int64_t> scale_shape = scale_shape_of(sweep);
+            const uint64_t scale_count = count_of(scale_shape);
+            const ElementTypeInfo& xt = info(x_type);
+            auto x = make_storage(x_type, n, [&](uint64_t) { return static_cast<uint32_t>(g()) & ((1u << xt.bits) - 1u); });
+            auto scale = make_storage(scale_type, scale_count, [&](uint64_t) -> uint32_t {
+              if (scale_type == E::kFloat8E8M0) return static_cast<uint32_t>(g() % 256);
+              const double s = std::ldexp(1.0 + (g() % 1000) / 999.0, static_cast<int>(g() % 60) - 30);
+              return codec::encode_float(info(scale_type), g() % 31 == 0 ? 6e4 * s : s, codec::Overflow::kInfOrNan);
+            });
+            auto zp = make_storage(x_type, scale_count, [&](uint64_t) -> uint32_t {
+              return xt.is_float() ? 0u : static_cast<uint32_t>(g()) & ((1u << xt.bits) - 1u);
+            });
+            const TensorView xv{x_type, sweep.shape, x.data()};
+            const TensorView sv{scale_type, scale_shape, scale.data()};
+            const TensorView zv{x_type, scale_shape, zp.data()};
+            DequantizeLinearAttributes a;
+            a.axis = sweep.axis;
+            a.block_size = sweep.block;
+            a.output_dtype = static_cast<int64_t>(out);
+            const Result<Plan> plan = plan_dequantize_linear(xv, sv, g() % 4 ? &zv : nullptr, a);
+            ASSERT_TRUE(plan.ok()) << plan.status().message();
+            ASSERT_TRUE(kernels::covers(plan.value()));
+            if (!same_as_reference(plan.value(), sweep, target_text)) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(KernelsOnEveryTarget, EveryFloat16AndBfloat16InputToEveryTarget) {
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (E x_type : {E::kFloat16, E::kBfloat16}) {
+      auto x = make_storage(x_type, 65536, [](uint64_t i) { return static_cast<uint32_t>(i); });
+      const Sweep sweep{{65536}, 0, 0, true};
+      for (E out : kQuantizedTypes) {
+        for (float scale_value : {1.0f, 0.3f, 1e-3f}) {
+          for (E precision : {E::kFloat32, E::kFloat16, E::kBfloat16}) {
+            const TensorView xv{x_type, sweep.shape, x.data()};
+            const TensorView sv{E::kFloat32, {}, &scale_value};
+            QuantizeLinearAttributes a;
+            a.output_dtype = static_cast<int64_t>(out);
+            a.precision = static_cast<int64_t>(precision);
+            a.saturate = 0;
+            const Result<Plan> plan = plan_quantize_linear(xv, sv, nullptr, a);
+            ASSERT_TRUE(plan.ok()) << plan.status().message();
+            if (!same_as_reference(plan.value(), sweep, kernels::target_name(target))) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelsThreads, LargeTensorsAreSplitAndMatchTheReference) {
+  const uint32_t seed = 99;
+  std::mt19937 g(seed);
+  // 3 * 2^17 + 5 elements: several tasks, an odd packed tail, blocks crossing task boundaries.
+  const std::vector<int64_t> shape = {3, (int64_t{1} << 17) + 2};
+  const uint64_t n = count_of(shape);
+  auto x = make_storage(E::kFloat32, n, [&](uint64_t) { return interesting_float_code(g, 0.5f); });
+  const std::vector<int64_t> scale_shape = {3, (shape[1] + 31) / 32};
+  auto scale = make_storage(E::kFloat32, count_of(scale_shape), [&](uint64_t) {
+    return std::bit_cast<uint32_t>(0.25f + static_cast<float>(g() % 100) / 50.0f);
+  });
+  for (E out : {E::kInt4, E::kUint8, E::kFloat8E4M3FN, E::kUint2}) {
+    QuantizeLinearAttributes a;
+    a.axis = 1;
+    a.block_size = 32;
+    a.output_dtype = static_cast<int64_t>(out);
+    const TensorView xv{E::kFloat32, shape, x.data()};
+    const TensorView sv{E::kFloat32, scale_shape, scale.data()};
+    const Result<Plan> plan = plan_quantize_linear(xv, sv, nullptr, a);
+    ASSERT_TRUE(plan.ok());
+    for (int threads : {1, 2, 3}) {
+      set_num_threads(threads);
+      EXPECT_TRUE(same_as_reference(plan.value(), {shape, 1, 32, false}, "threads " + std::to_string(threads)));
+    }
+    set_num_threads(0);
+    // A host parallel-for (as ONNX Runtime supplies): runs tasks on its own threads.
+    ExecuteOptions host;
+    host.parallel_for.run = [](void*, void (*task)(void*, uint64_t), void* context, uint64_t count) {
+      std::vector<std::thread> threads;
+      for (uint64_t i = 0; i < count; ++i) threads.emplace_back(task, context, i);
+      for (std::thread& t : threads) t.join();
+    };
+    std::vector<uint8_t> a_out(storage_bytes(out, n)), b_out(storage_bytes(out, n));
+    ASSERT_TRUE(execute(plan.value(), {out, shape, a_out.data()}, host).ok());
+    ExecuteOptions reference;
+    reference.path = ExecutionPath::kReference;
+    ASSERT_TRUE(execute(plan.value(), {out, shape, b_out.data()}, reference).ok());
+    EXPECT_EQ(a_out, b_out) << name(out) << " with a host parallel-for";
+  }
+}
+
+TEST(KernelsThreads, ThreadCountIsSettable) {
+  set_num_threads(3);
+  EXPECT_EQ(num_threads(), 3);
+  set_num_threads(0);
+  EXPECT_GE(num_threads(), 1);
+  EXPECT_FALSE(simd_targets().empty());
+  EXPECT_EQ(active_simd_target(), simd_targets().front());
+}
+
+}  // namespace
+}  // namespace qdq
