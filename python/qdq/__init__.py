@@ -88,11 +88,13 @@ def _as_array(value: Any, role: str, python_int_code: int) -> np.ndarray:
 
 def _tensor(value: Any, role: str, python_int_code: int = _UINT8):
     """(type code, shape, raw bytes) for the extension; raw bytes are numpy's own storage."""
-    array = np.ascontiguousarray(_as_array(value, role, python_int_code))
+    array = _as_array(value, role, python_int_code)
+    shape = list(array.shape)  # before ascontiguousarray, which turns a 0-d array into shape (1,)
+    array = np.ascontiguousarray(array)
     code = _CODE_BY_DTYPE.get(array.dtype)
     if code is None:
         raise QdqError(f"input '{role}' has dtype {array.dtype}, which is not an element type qdq implements")
-    return code, list(array.shape), array.reshape(-1).view(np.uint8)
+    return code, shape, array.reshape(-1).view(np.uint8)
 
 
 def _optional_tensor(value: Any, role: str, python_int_code: int):
