@@ -182,19 +182,10 @@ def test_dequantize_e8m0_scale_every_code(out):
             s = np.array(sc, dtype=np.uint8).view(E8M0)
             want = (c.astype(F32) * s.astype(F32)).astype(out)
             got = qdq.dequantize_linear(c, s, output_dtype=out)
-            if sc == 0xFF:  # NaN x NaN: which NaN's sign survives is test_dequantize_nan_code_times_nan_scale
-                both = np.isnan(c.astype(F32))
-                got, want = np.where(both, np.zeros((), out), got), np.where(both, np.zeros((), out), want)
             assert_bits_equal(got, want, c, f"{name(dtype)} * e8m0 {sc:#x} -> {np.dtype(out).name}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="qdq bug (undocumented divergence, since the SIMD kernels of commit 8600418): a NaN code times a "
-    "NaN scale keeps x's NaN sign (as ONNX Runtime does); numpy / onnx.reference keep the scale's NaN. "
-    "IEEE leaves it open, but docs/semantics.md says DQ is 'exactly what the reference computes' and "
-    "lists no exception; the build before 8600418 matched numpy. Fix or document.",
-)
+# NaN x NaN keeps the scale's NaN, as numpy does (docs/semantics.md).
 def test_dequantize_nan_code_times_nan_scale():
     scales = [np.array(b, np.uint32).view(F32) for b in (0x7FC00000, 0xFFC00000)]
     scales.append(np.array(0xFF, np.uint8).view(E8M0))  # e8m0 NaN (positive)

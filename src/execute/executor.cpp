@@ -33,9 +33,13 @@ void run_range(const Job& job, uint64_t begin, uint64_t end) {
     kernels::execute_range(*job.plan, job.canonical, begin, end, job.y);
     return;
   }
+  const ElementTypeInfo& y_type = info(job.plan->output_type);
   exec::for_each_run(job.canonical, begin, end, [&](const exec::Run& run) {
-    reference::execute_run(*job.plan, run.x_index, run.count, run.scale_index, run.scale_varies,
-                           run.zero_point_index, run.zero_point_varies, job.y);
+    for (uint64_t i = 0; i < run.count; ++i) {
+      const uint32_t code = reference::element_code(*job.plan, run.x_index + i, run.scale_index + run.scale_offset(i),
+                                                    run.zero_point_index + run.zero_point_offset(i));
+      codec::store_code(job.y, y_type, run.x_index + i, code);
+    }
   });
 }
 

@@ -16,6 +16,17 @@ struct Run {
   uint64_t zero_point_index = 0;
   bool scale_varies = false;       // true: scale[scale_index + i] for element i; false: constant
   bool zero_point_varies = false;
+  // Blocked along the innermost axis: element i uses scale[scale_index + (block_phase + i) / block]
+  // (and the zero point likewise); 0 when not blocked there.
+  uint64_t block = 0;
+  uint64_t block_phase = 0;
+
+  uint64_t scale_offset(uint64_t i) const {
+    return block ? (block_phase + i) / block : (scale_varies ? i : 0);
+  }
+  uint64_t zero_point_offset(uint64_t i) const {
+    return block ? (block_phase + i) / block : (zero_point_varies ? i : 0);
+  }
 };
 
 // The layout with size-1 dimensions dropped and mergeable neighbours merged, so that per-tensor
@@ -71,30 +82,27 @@ void for_each_run(const Layout& layout, uint64_t begin, uint64_t end, Visit&& vi
       scale_base += coordinate * layout.scale_strides[d];
       zp_base += coordinate * layout.zero_point_strides[d];
     }
-    uint64_t remaining = std::min(inner - column, end - index);
-    while (remaining > 0) {
-      Run run;
-      run.x_index = index;
-      if (blocked_inner) {
-        // One scale per block along the innermost axis: cut at block boundaries.
-        const uint64_t block_number = column / static_cast<uint64_t>(block);
-        run.count = std::min(remaining, (block_number + 1) * static_cast<uint64_t>(block) - column);
-        run.scale_index = static_cast<uint64_t>(scale_base + static_cast<int64_t>(block_number) * layout.scale_strides[last]);
-        run.zero_point_index =
-            static_cast<uint64_t>(zp_base + static_cast<int64_t>(block_number) * layout.zero_point_strides[last]);
-      } else {
-        run.count = remaining;
-        run.scale_index = static_cast<uint64_t>(scale_base + static_cast<int64_t>(column) * layout.scale_strides[last]);
-        run.zero_point_index =
-            static_cast<uint64_t>(zp_base + static_cast<int64_t>(column) * layout.zero_point_strides[last]);
-        run.scale_varies = layout.scale_strides[last] != 0;
-        run.zero_point_varies = layout.zero_point_strides[last] != 0;
-      }
-      visit(run);
-      index += run.count;
-      column += run.count;
-      remaining -= run.count;
+    Run run;
+    run.x_index = index;
+    run.count = std::min(inner - column, end - index);
+    if (blocked_inner) {
+      // One scale per block along the innermost axis: the run spans whole rows, the kernel steps
+      // the scale every `block` elements.
+      const uint64_t block_number = column / static_cast<uint64_t>(block);
+      run.block = static_cast<uint64_t>(block);
+      run.block_phase = column % static_cast<uint64_t>(block);
+      run.scale_index = static_cast<uint64_t>(scale_base + static_cast<int64_t>(block_number) * layout.scale_strides[last]);
+      run.zero_point_index =
+          static_cast<uint64_t>(zp_base + static_cast<int64_t>(block_number) * layout.zero_point_strides[last]);
+    } else {
+      run.scale_index = static_cast<uint64_t>(scale_base + static_cast<int64_t>(column) * layout.scale_strides[last]);
+      run.zero_point_index =
+          static_cast<uint64_t>(zp_base + static_cast<int64_t>(column) * layout.zero_point_strides[last]);
+      run.scale_varies = layout.scale_strides[last] != 0;
+      run.zero_point_varies = layout.zero_point_strides[last] != 0;
     }
+    visit(run);
+    index += run.count;
   }
 }
 

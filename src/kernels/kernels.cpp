@@ -8,6 +8,7 @@
 // Every step is exact or rounds exactly where the reference rounds, so the output equals the
 // reference's bit for bit (tests/kernels_test.cpp checks every target).
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/kernels.h"
 
@@ -276,40 +277,98 @@ struct Context {
   bool apply_zero_point;
 };
 
-// Scale (rounded to the division precision for quantize) and zero point of one block: either a
-// pointer into a filled buffer or a broadcast constant.
+// Scale and zero point of one block of a run: a pointer to per-element float32 values (straight
+// into the tensor where it already holds them, else a filled buffer) or a broadcast constant.
 struct Operands {
-  HWY_ALIGN float scale[kPadded];
-  HWY_ALIGN float zero_point[kPadded];
-  bool scale_varies;
-  bool zero_point_varies;
-  float scale_constant;
-  float zero_point_constant;
+  HWY_ALIGN float scale_buffer[kPadded];
+  HWY_ALIGN float zero_point_buffer[kPadded];
+  const float* scale = nullptr;       // nullptr: scale_constant
+  const float* zero_point = nullptr;  // nullptr: zero_point_constant
+  float scale_constant = 0.0f;
+  float zero_point_constant = 0.0f;
 };
+
+// Repeats each block's value over the elements of a run blocked along its innermost axis.
+void FillBlocked(const ElementTypeInfo& type, const void* data, const exec::Run& run, uint64_t offset, size_t k,
+                 float* out) {
+  size_t j = 0;
+  while (j < k) {
+    const uint64_t block = (run.block_phase + offset + j) / run.block;
+    const size_t block_end = static_cast<size_t>(std::min<uint64_t>(k, (block + 1) * run.block - run.block_phase - offset));
+    const float value = static_cast<float>(codec::load_value(data, type, run.scale_index + block));
+    for (; j < block_end; ++j) out[j] = value;
+  }
+  for (size_t z = k; z < kPadded && z < k + 16; ++z) out[z] = 0.0f;
+}
 
 void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_t k, Operands* o) {
   const Plan& plan = *c.plan;
-  o->scale_varies = run.scale_varies;
-  o->zero_point_varies = run.zero_point_varies && c.zero_point != nullptr;
-  if (run.scale_varies) {
-    LoadAsFloat(*c.scale, plan.scale.data, run.scale_index + offset, k, o->scale);
-  } else if (offset == 0) {
-    o->scale_constant = static_cast<float>(codec::load_value(plan.scale.data, *c.scale, run.scale_index));
-  }
-  if (c.zero_point != nullptr) {
-    if (o->zero_point_varies) {
-      LoadCodesAsFloat(*c.zero_point, plan.zero_point.data, run.zero_point_index + offset, k, o->zero_point);
-    } else if (offset == 0) {
-      o->zero_point_constant =
-          static_cast<float>(codec::load_value(plan.zero_point.data, *c.zero_point, run.zero_point_index));
+  if (run.block != 0) {
+    FillBlocked(*c.scale, plan.scale.data, run, offset, k, o->scale_buffer);
+    o->scale = o->scale_buffer;
+  } else if (run.scale_varies) {
+    if (c.scale->type == ElementType::kFloat32) {
+      o->scale = static_cast<const float*>(plan.scale.data) + run.scale_index + offset;
+    } else {
+      LoadAsFloat(*c.scale, plan.scale.data, run.scale_index + offset, k, o->scale_buffer);
+      o->scale = o->scale_buffer;
     }
   } else {
-    o->zero_point_varies = false;
-    o->zero_point_constant = 0.0f;
+    o->scale = nullptr;
+    o->scale_constant = static_cast<float>(codec::load_value(plan.scale.data, *c.scale, run.scale_index));
+  }
+  o->zero_point = nullptr;
+  o->zero_point_constant = 0.0f;
+  if (c.zero_point == nullptr) return;
+  if (run.block != 0) {
+    exec::Run zp_run = run;
+    zp_run.scale_index = run.zero_point_index;
+    FillBlocked(*c.zero_point, plan.zero_point.data, zp_run, offset, k, o->zero_point_buffer);
+    o->zero_point = o->zero_point_buffer;
+  } else if (run.zero_point_varies) {
+    LoadCodesAsFloat(*c.zero_point, plan.zero_point.data, run.zero_point_index + offset, k, o->zero_point_buffer);
+    o->zero_point = o->zero_point_buffer;
+  } else {
+    o->zero_point_constant =
+        static_cast<float>(codec::load_value(plan.zero_point.data, *c.zero_point, run.zero_point_index));
   }
 }
 
+// Copies the last partial vector's operands (elements [i, k)) into zero-padded local arrays, so
+// that the same full-vector code handles the tail without reading past any tensor.
+template <typename T>
+const T* StageTail(const T* source, size_t i, size_t k, T* local) {
+  std::memset(local, 0, 64 * sizeof(T));
+  std::memcpy(local, source + i, (k - i) * sizeof(T));
+  return local;
+}
+
 // --- Quantize -------------------------------------------------------------------------------
+
+// x loaders: full vectors of float32 values straight from x's storage (exact conversions; int32
+// rounds to nearest even as the reference).
+template <ElementType kX>
+struct XInput;
+template <>
+struct XInput<ElementType::kFloat32> {
+  using T = float;
+  static HWY_INLINE VF Load(const T* p) { return hn::LoadU(DF(), p); }
+};
+template <>
+struct XInput<ElementType::kFloat16> {
+  using T = uint16_t;
+  static HWY_INLINE VF Load(const T* p) { return Decode<kFloat16Format>(LoadWide(p)); }
+};
+template <>
+struct XInput<ElementType::kBfloat16> {
+  using T = uint16_t;
+  static HWY_INLINE VF Load(const T* p) { return hn::BitCast(DF(), hn::ShiftLeft<16>(LoadWide(p))); }
+};
+template <>
+struct XInput<ElementType::kInt32> {
+  using T = int32_t;
+  static HWY_INLINE VF Load(const T* p) { return hn::ConvertTo(DF(), hn::LoadU(DI(), p)); }
+};
 
 // Integer outputs: clamp(round_half_even(q) + zp) with NaN -> lowest, as codes of `bits` bits.
 template <int kBits, bool kSigned>
@@ -342,53 +401,73 @@ struct FloatOutput {
   }
 };
 
-template <class Output>
+// Output codes: 8-bit lanes for 8 bits and less, 16-bit lanes otherwise.
+template <int kCodeBits>
+using CodeType = std::conditional_t<(kCodeBits <= 8), uint8_t, uint16_t>;
+
+template <class Output, ElementType kX>
 void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
+  using XT = typename XInput<kX>::T;
+  using Code = CodeType<Output::kCodeBits>;
   const DF df;
+  const hn::Rebind<Code, DI> dcode;
   const size_t N = hn::Lanes(df);
   const Plan& plan = *c.plan;
-  HWY_ALIGN float x[kPadded];
-  HWY_ALIGN uint8_t codes8[kPadded];
-  HWY_ALIGN uint16_t codes16[kPadded];
+  const bool packed = c.y->is_packed();
+  const Precision precision = c.precision;
+  HWY_ALIGN Code codes[kPadded];  // packed outputs: one code per byte before packing
+  HWY_ALIGN XT x_tail[64];
+  HWY_ALIGN float scale_tail[64];
+  HWY_ALIGN float zp_tail[64];
+  HWY_ALIGN Code out_tail[64];
   Operands o;
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
-    LoadAsFloat(*c.x, plan.x.data, run.x_index + offset, k, x);
-    LoadOperands(c, run, offset, k, &o);
-    const VF scale_constant = RoundToPrecision(c.precision, hn::Set(df, o.scale_constant));
-    const VF zp_constant = hn::Set(df, o.zero_point_constant);
-    for (size_t i = 0; i < k; i += N) {
-      const VF xv = RoundToPrecision(c.precision, hn::Load(df, x + i));
-      const VF s = o.scale_varies ? RoundToPrecision(c.precision, hn::Load(df, o.scale + i)) : scale_constant;
-      const VF zp = o.zero_point_varies ? hn::Load(df, o.zero_point + i) : zp_constant;
-      const VF q = RoundToPrecision(c.precision, hn::Div(xv, s));
-      const VI code = Output::Codes(c, q, zp);
-      if constexpr (Output::kCodeBits <= 8) {
-        hn::Store(hn::DemoteTo(hn::Rebind<uint8_t, DI>(), code), hn::Rebind<uint8_t, DI>(), codes8 + i);
-      } else {
-        hn::Store(hn::DemoteTo(hn::Rebind<uint16_t, DI>(), code), hn::Rebind<uint16_t, DI>(), codes16 + i);
-      }
-    }
     const uint64_t at = run.x_index + offset;
-    if (c.y->is_packed()) {
-      Pack(*c.y, codes8, k, y, at);
-    } else if (c.y->bits == 8) {
-      std::memcpy(static_cast<uint8_t*>(y) + at, codes8, k);
-    } else {
-      std::memcpy(static_cast<uint16_t*>(y) + at, codes16, k * sizeof(uint16_t));
+    const XT* x = static_cast<const XT*>(plan.x.data) + at;
+    LoadOperands(c, run, offset, k, &o);
+    const VF scale_constant = RoundToPrecision(precision, hn::Set(df, o.scale_constant));
+    const VF zp_constant = hn::Set(df, o.zero_point_constant);
+    Code* out = packed ? codes : static_cast<Code*>(y) + at;
+    auto body = [&](const XT* xp, const float* sp, const float* zpp, Code* destination) HWY_ATTR {
+      VF xv = XInput<kX>::Load(xp);
+      VF s = sp ? hn::LoadU(df, sp) : scale_constant;
+      if (precision != Precision::kFloat32) {
+        xv = RoundToPrecision(precision, xv);
+        if (sp) s = RoundToPrecision(precision, s);
+      }
+      const VF zp = zpp ? hn::LoadU(df, zpp) : zp_constant;
+      const VF q = RoundToPrecision(precision, hn::Div(xv, s));
+      hn::StoreU(hn::DemoteTo(dcode, Output::Codes(c, q, zp)), dcode, destination);
+    };
+    size_t i = 0;
+    for (; i + N <= k; i += N) {
+      body(x + i, o.scale ? o.scale + i : nullptr, o.zero_point ? o.zero_point + i : nullptr, out + i);
+    }
+    if (i < k) {
+      body(StageTail(x, i, k, x_tail), o.scale ? StageTail(o.scale, i, k, scale_tail) : nullptr,
+           o.zero_point ? StageTail(o.zero_point, i, k, zp_tail) : nullptr, out_tail);
+      std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
+    }
+    if constexpr (sizeof(Code) == 1) {
+      if (packed) Pack(*c.y, codes, k, y, at);
     }
   }
 }
 
 // --- Dequantize -----------------------------------------------------------------------------
 
-// Integer x: codes to float32 (exact), minus the zero point (exact for 16 bits and less).
+// x loaders for dequantize: codes straight from storage (8 and 16 bits) or from an unpacked
+// byte-per-code buffer (4 and 2 bits), as float32 values.
 template <int kBits, bool kSigned>
 struct IntegerInput {
-  static constexpr bool kAppliesZeroPoint = true;
-  static HWY_INLINE VF Values(VI code) {
+  static constexpr bool kPacked = kBits < 8;
+  static constexpr bool kSubtractsZeroPoint = true;
+  using T = std::conditional_t<(kBits <= 8), uint8_t, std::conditional_t<kSigned, int16_t, uint16_t>>;
+  static HWY_INLINE VF Load(const T* p) {
     const DF df;
     const DI di;
+    VI code = LoadWide(p);
     if constexpr (kSigned && kBits <= 8) {
       // Sign-extend a kBits-bit code: (code ^ sign) - sign.
       const VI sign = hn::Set(di, 1 << (kBits - 1));
@@ -400,59 +479,63 @@ struct IntegerInput {
 
 template <const Format& F>
 struct FloatInput {
-  static constexpr bool kAppliesZeroPoint = false;  // float x: zero point required 0, not subtracted
-  static HWY_INLINE VF Values(VI code) { return Decode<F>(code); }
+  static constexpr bool kPacked = F.sign_shift() + 1 < 8;
+  static constexpr bool kSubtractsZeroPoint = false;  // float x: zero point required 0, not subtracted
+  using T = uint8_t;
+  static HWY_INLINE VF Load(const T* p) { return Decode<F>(LoadWide(p)); }
 };
 
-template <class Input>
+template <class Input, ElementType kOut>
 void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
+  using XT = typename Input::T;
+  using YT = std::conditional_t<kOut == ElementType::kFloat32, float, uint16_t>;
   const DF df;
-  const DI di;
+  const hn::Rebind<uint16_t, DI> d16;
   const size_t N = hn::Lanes(df);
   const Plan& plan = *c.plan;
-  HWY_ALIGN uint8_t codes[kPadded] = {};
-  HWY_ALIGN float values[kPadded];
-  HWY_ALIGN uint16_t out16[kPadded];
+  HWY_ALIGN uint8_t unpacked[kPadded];
+  HWY_ALIGN XT x_tail[64];
+  HWY_ALIGN float scale_tail[64];
+  HWY_ALIGN float zp_tail[64];
+  HWY_ALIGN YT out_tail[64];
   Operands o;
-  const ElementType out_type = c.y->type;
+  const bool subtract = Input::kSubtractsZeroPoint && c.apply_zero_point;
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
     const uint64_t at = run.x_index + offset;
-    // x as int32 codes (8-bit and packed types) or directly as values (16-bit integers).
-    const bool wide = c.x->bits == 16;
-    if (wide) {
-      LoadCodesAsFloat(*c.x, plan.x.data, at, k, values);
-    } else if (c.x->is_packed()) {
-      Unpack(*c.x, plan.x.data, at, k, codes);
+    const XT* x;
+    if constexpr (Input::kPacked) {
+      Unpack(*c.x, plan.x.data, at, k, unpacked);
+      x = unpacked;
     } else {
-      std::memcpy(codes, static_cast<const uint8_t*>(plan.x.data) + at, k);
+      x = static_cast<const XT*>(plan.x.data) + at;
     }
     LoadOperands(c, run, offset, k, &o);
     const VF scale_constant = hn::Set(df, o.scale_constant);
     const VF zp_constant = hn::Set(df, o.zero_point_constant);
-    const bool subtract = Input::kAppliesZeroPoint && c.apply_zero_point;
-    for (size_t i = 0; i < k; i += N) {
-      VF v;
-      if (wide) {
-        v = hn::Load(df, values + i);
+    YT* out = static_cast<YT*>(y) + at;
+    auto body = [&](const XT* xp, const float* sp, const float* zpp, YT* destination) HWY_ATTR {
+      VF v = Input::Load(xp);
+      if (subtract) v = hn::Sub(v, zpp ? hn::LoadU(df, zpp) : zp_constant);
+      const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
+      // NaN x NaN: the scale's NaN, as numpy (and so the reference) computes it.
+      const VF product = hn::IfThenElse(hn::IsNaN(s), s, hn::Mul(v, s));
+      if constexpr (kOut == ElementType::kFloat32) {
+        hn::StoreU(product, df, destination);
+      } else if constexpr (kOut == ElementType::kFloat16) {
+        hn::StoreU(hn::DemoteTo(d16, Encode<kFloat16Format>(product, false)), d16, destination);
       } else {
-        const hn::Rebind<uint8_t, DI> d8;
-        v = Input::Values(hn::PromoteTo(di, hn::Load(d8, codes + i)));
+        hn::StoreU(hn::DemoteTo(d16, Bfloat16Bits(product)), d16, destination);
       }
-      if (subtract) v = hn::Sub(v, o.zero_point_varies ? hn::Load(df, o.zero_point + i) : zp_constant);
-      VF product = hn::Mul(v, o.scale_varies ? hn::Load(df, o.scale + i) : scale_constant);
-      product = hn::IfThenElse(hn::IsNaN(v), v, product);  // NaN x NaN: x's NaN, as the reference
-      if (out_type == ElementType::kFloat32) {
-        hn::Store(product, df, values + i);
-      } else {
-        const VI bits = out_type == ElementType::kFloat16 ? Encode<kFloat16Format>(product, false) : Bfloat16Bits(product);
-        hn::Store(hn::DemoteTo(hn::Rebind<uint16_t, DI>(), bits), hn::Rebind<uint16_t, DI>(), out16 + i);
-      }
+    };
+    size_t i = 0;
+    for (; i + N <= k; i += N) {
+      body(x + i, o.scale ? o.scale + i : nullptr, o.zero_point ? o.zero_point + i : nullptr, out + i);
     }
-    if (out_type == ElementType::kFloat32) {
-      std::memcpy(static_cast<float*>(y) + at, values, k * sizeof(float));
-    } else {
-      std::memcpy(static_cast<uint16_t*>(y) + at, out16, k * sizeof(uint16_t));
+    if (i < k) {
+      body(StageTail(x, i, k, x_tail), o.scale ? StageTail(o.scale, i, k, scale_tail) : nullptr,
+           o.zero_point ? StageTail(o.zero_point, i, k, zp_tail) : nullptr, out_tail);
+      std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
     }
   }
 }
@@ -461,40 +544,59 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
 
 using RunFunction = void (*)(const Context&, const exec::Run&, void*);
 
-RunFunction SelectQuantize(ElementType out) {
+template <class Output>
+RunFunction SelectQuantizeInput(ElementType x) {
+  switch (x) {
+    case ElementType::kFloat16: return &QuantizeRun<Output, ElementType::kFloat16>;
+    case ElementType::kBfloat16: return &QuantizeRun<Output, ElementType::kBfloat16>;
+    case ElementType::kInt32: return &QuantizeRun<Output, ElementType::kInt32>;
+    default: return &QuantizeRun<Output, ElementType::kFloat32>;
+  }
+}
+
+RunFunction SelectQuantize(ElementType x, ElementType out) {
   switch (out) {
-    case ElementType::kUint8: return &QuantizeRun<IntegerOutput<8, false>>;
-    case ElementType::kInt8: return &QuantizeRun<IntegerOutput<8, true>>;
-    case ElementType::kUint16: return &QuantizeRun<IntegerOutput<16, false>>;
-    case ElementType::kInt16: return &QuantizeRun<IntegerOutput<16, true>>;
-    case ElementType::kUint4: return &QuantizeRun<IntegerOutput<4, false>>;
-    case ElementType::kInt4: return &QuantizeRun<IntegerOutput<4, true>>;
-    case ElementType::kUint2: return &QuantizeRun<IntegerOutput<2, false>>;
-    case ElementType::kInt2: return &QuantizeRun<IntegerOutput<2, true>>;
-    case ElementType::kFloat8E4M3FN: return &QuantizeRun<FloatOutput<kE4M3FN, false>>;
-    case ElementType::kFloat8E4M3FNUZ: return &QuantizeRun<FloatOutput<kE4M3FNUZ, false>>;
-    case ElementType::kFloat8E5M2: return &QuantizeRun<FloatOutput<kE5M2, false>>;
-    case ElementType::kFloat8E5M2FNUZ: return &QuantizeRun<FloatOutput<kE5M2FNUZ, false>>;
-    case ElementType::kFloat4E2M1: return &QuantizeRun<FloatOutput<kE2M1, true>>;
+    case ElementType::kUint8: return SelectQuantizeInput<IntegerOutput<8, false>>(x);
+    case ElementType::kInt8: return SelectQuantizeInput<IntegerOutput<8, true>>(x);
+    case ElementType::kUint16: return SelectQuantizeInput<IntegerOutput<16, false>>(x);
+    case ElementType::kInt16: return SelectQuantizeInput<IntegerOutput<16, true>>(x);
+    case ElementType::kUint4: return SelectQuantizeInput<IntegerOutput<4, false>>(x);
+    case ElementType::kInt4: return SelectQuantizeInput<IntegerOutput<4, true>>(x);
+    case ElementType::kUint2: return SelectQuantizeInput<IntegerOutput<2, false>>(x);
+    case ElementType::kInt2: return SelectQuantizeInput<IntegerOutput<2, true>>(x);
+    case ElementType::kFloat8E4M3FN: return SelectQuantizeInput<FloatOutput<kE4M3FN, false>>(x);
+    case ElementType::kFloat8E4M3FNUZ: return SelectQuantizeInput<FloatOutput<kE4M3FNUZ, false>>(x);
+    case ElementType::kFloat8E5M2: return SelectQuantizeInput<FloatOutput<kE5M2, false>>(x);
+    case ElementType::kFloat8E5M2FNUZ: return SelectQuantizeInput<FloatOutput<kE5M2FNUZ, false>>(x);
+    case ElementType::kFloat4E2M1: return SelectQuantizeInput<FloatOutput<kE2M1, true>>(x);
     default: return nullptr;
   }
 }
 
-RunFunction SelectDequantize(ElementType x) {
+template <class Input>
+RunFunction SelectDequantizeOutput(ElementType out) {
+  switch (out) {
+    case ElementType::kFloat16: return &DequantizeRun<Input, ElementType::kFloat16>;
+    case ElementType::kBfloat16: return &DequantizeRun<Input, ElementType::kBfloat16>;
+    default: return &DequantizeRun<Input, ElementType::kFloat32>;
+  }
+}
+
+RunFunction SelectDequantize(ElementType x, ElementType out) {
   switch (x) {
-    case ElementType::kUint8: return &DequantizeRun<IntegerInput<8, false>>;
-    case ElementType::kInt8: return &DequantizeRun<IntegerInput<8, true>>;
-    case ElementType::kUint16: return &DequantizeRun<IntegerInput<16, false>>;
-    case ElementType::kInt16: return &DequantizeRun<IntegerInput<16, true>>;
-    case ElementType::kUint4: return &DequantizeRun<IntegerInput<4, false>>;
-    case ElementType::kInt4: return &DequantizeRun<IntegerInput<4, true>>;
-    case ElementType::kUint2: return &DequantizeRun<IntegerInput<2, false>>;
-    case ElementType::kInt2: return &DequantizeRun<IntegerInput<2, true>>;
-    case ElementType::kFloat8E4M3FN: return &DequantizeRun<FloatInput<kE4M3FN>>;
-    case ElementType::kFloat8E4M3FNUZ: return &DequantizeRun<FloatInput<kE4M3FNUZ>>;
-    case ElementType::kFloat8E5M2: return &DequantizeRun<FloatInput<kE5M2>>;
-    case ElementType::kFloat8E5M2FNUZ: return &DequantizeRun<FloatInput<kE5M2FNUZ>>;
-    case ElementType::kFloat4E2M1: return &DequantizeRun<FloatInput<kE2M1>>;
+    case ElementType::kUint8: return SelectDequantizeOutput<IntegerInput<8, false>>(out);
+    case ElementType::kInt8: return SelectDequantizeOutput<IntegerInput<8, true>>(out);
+    case ElementType::kUint16: return SelectDequantizeOutput<IntegerInput<16, false>>(out);
+    case ElementType::kInt16: return SelectDequantizeOutput<IntegerInput<16, true>>(out);
+    case ElementType::kUint4: return SelectDequantizeOutput<IntegerInput<4, false>>(out);
+    case ElementType::kInt4: return SelectDequantizeOutput<IntegerInput<4, true>>(out);
+    case ElementType::kUint2: return SelectDequantizeOutput<IntegerInput<2, false>>(out);
+    case ElementType::kInt2: return SelectDequantizeOutput<IntegerInput<2, true>>(out);
+    case ElementType::kFloat8E4M3FN: return SelectDequantizeOutput<FloatInput<kE4M3FN>>(out);
+    case ElementType::kFloat8E4M3FNUZ: return SelectDequantizeOutput<FloatInput<kE4M3FNUZ>>(out);
+    case ElementType::kFloat8E5M2: return SelectDequantizeOutput<FloatInput<kE5M2>>(out);
+    case ElementType::kFloat8E5M2FNUZ: return SelectDequantizeOutput<FloatInput<kE5M2FNUZ>>(out);
+    case ElementType::kFloat4E2M1: return SelectDequantizeOutput<FloatInput<kE2M1>>(out);
     default: return nullptr;
   }
 }
@@ -509,8 +611,9 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
   c.precision = plan.precision;
   c.saturate = plan.saturate;
   c.apply_zero_point = plan.apply_zero_point;
-  const RunFunction run_function =
-      plan.operation == Operation::kQuantize ? SelectQuantize(plan.output_type) : SelectDequantize(plan.x.type);
+  const RunFunction run_function = plan.operation == Operation::kQuantize
+                                       ? SelectQuantize(plan.x.type, plan.output_type)
+                                       : SelectDequantize(plan.x.type, plan.output_type);
   exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); });
 }
 

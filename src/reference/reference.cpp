@@ -97,14 +97,13 @@ uint32_t dequantize_value(const Plan& plan, uint32_t x_code, double scale, uint3
     difference = static_cast<float>(codec::decode(x_type, x_code));
     if (plan.apply_zero_point) difference -= static_cast<float>(codec::decode(x_type, zp_code));
   }
-  // NaN x NaN: the x side's NaN wins (x86's rule for the first operand, which numpy follows),
-  // written out because a compiler may commute the multiplication.
-  const float product = std::isnan(difference) ? difference : difference * static_cast<float>(scale);
+  // NaN x NaN: the scale's NaN, as numpy (so onnx.reference) computes it; written out because a
+  // compiler may commute the multiplication and so change which NaN propagates.
+  const float scale_value = static_cast<float>(scale);
+  const float product = std::isnan(scale_value) ? scale_value : difference * scale_value;
   return codec::encode_float(info(plan.output_type), static_cast<double>(product), Overflow::kInfOrNan);
 }
 
-namespace {
-// One element: the value of x[i] under the scale and zero point at the given indices.
 uint32_t element_code(const Plan& plan, uint64_t i, uint64_t scale_index, uint64_t zp_index) {
   const ElementTypeInfo& x_type = info(plan.x.type);
   const double scale = codec::load_value(plan.scale.data, info(plan.scale.type), scale_index);
@@ -115,17 +114,6 @@ uint32_t element_code(const Plan& plan, uint64_t i, uint64_t scale_index, uint64
   }
   const uint32_t zp = zp_type ? codec::load_code(plan.zero_point.data, *zp_type, zp_index) : 0u;
   return dequantize_value(plan, codec::load_code(plan.x.data, x_type, i), scale, zp);
-}
-}  // namespace
-
-void execute_run(const Plan& plan, uint64_t x_index, uint64_t count, uint64_t scale_index, bool scale_varies,
-                 uint64_t zp_index, bool zp_varies, void* y) {
-  const ElementTypeInfo& y_type = info(plan.output_type);
-  for (uint64_t k = 0; k < count; ++k) {
-    const uint32_t code = element_code(plan, x_index + k, scale_index + (scale_varies ? k : 0),
-                                       zp_index + (zp_varies ? k : 0));
-    codec::store_code(y, y_type, x_index + k, code);
-  }
 }
 
 void execute(const Plan& plan, void* y) {

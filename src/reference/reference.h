@@ -24,9 +24,8 @@ constexpr uint64_t codec_last_byte(ElementType type, uint64_t count) {
 // coordinates directly (independent of the executor's runs).
 void execute(const Plan& plan, void* y);
 
-// Elements [x_index, x_index + count) whose scale and zero point are constant (or advance by one
-// per element when *_varies): the scalar fallback for runs the SIMD kernels do not cover.
-void execute_run(const Plan& plan, uint64_t x_index, uint64_t count, uint64_t scale_index, bool scale_varies,
-                 uint64_t zp_index, bool zp_varies, void* y);
+// The output code of element i of x under the scale and zero-point elements at the given indices:
+// the scalar fallback for runs the SIMD kernels do not cover.
+uint32_t element_code(const Plan& plan, uint64_t i, uint64_t scale_index, uint64_t zp_index);
 
 }  // namespace qdq::reference

@@ -1,0 +1,130 @@
+// Google Benchmark for the C++ kernels: QuantizeLinear / DequantizeLinear cells against memcpy of
+// the same bytes, in one process. The cross-runtime table (ONNX Runtime) is bench/compare.py.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "qdq/qdq.hpp"
+
+namespace {
+
+using qdq::ElementType;
+
+enum class Grain { kPerTensor, kPerAxis, kBlockedFirst, kBlockedLast };
+constexpr int64_t kBlock = 32;
+
+struct Cell {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> scale_shape;
+  int64_t axis = 1;
+  int64_t block = 0;
+};
+
+Cell make_cell(int64_t elements, Grain grain) {
+  const int64_t cols = 1024;
+  const int64_t rows = elements / cols;
+  Cell c;
+  c.shape = {rows, cols};
+  switch (grain) {
+    case Grain::kPerTensor: break;
+    case Grain::kPerAxis: c.scale_shape = {cols}; c.axis = 1; break;
+    case Grain::kBlockedFirst: c.scale_shape = {(rows + kBlock - 1) / kBlock, cols}; c.axis = 0; c.block = kBlock; break;
+    case Grain::kBlockedLast: c.scale_shape = {rows, cols / kBlock}; c.axis = 1; c.block = kBlock; break;
+  }
+  return c;
+}
+
+uint64_t count(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+void BM_Quantize(benchmark::State& state, ElementType out, Grain grain) {
+  const Cell c = make_cell(state.range(0), grain);
+  const uint64_t n = count(c.shape);
+  std::vector<float> x(n), scale(count(c.scale_shape));
+  std::mt19937 g(1);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (float& v : x) v = normal(g);
+  for (float& s : scale) s = 0.05f + static_cast<float>(g() % 100) / 1000.0f;
+  std::vector<uint8_t> y(qdq::storage_bytes(out, n));
+  qdq::QuantizeLinearAttributes a;
+  a.axis = c.axis;
+  a.block_size = c.block;
+  a.output_dtype = static_cast<int64_t>(out);
+  const qdq::TensorView xv{ElementType::kFloat32, c.shape, x.data()};
+  const qdq::TensorView sv{ElementType::kFloat32, c.scale_shape, scale.data()};
+  const auto plan = qdq::plan_quantize_linear(xv, sv, nullptr, a);
+  if (!plan.ok()) {
+    state.SkipWithError(plan.status().message().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(qdq::execute(plan.value(), {out, c.shape, y.data()}));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (n * 4 + y.size())));
+}
+
+void BM_Dequantize(benchmark::State& state, ElementType in, Grain grain) {
+  const Cell c = make_cell(state.range(0), grain);
+  const uint64_t n = count(c.shape);
+  std::vector<uint8_t> x(qdq::storage_bytes(in, n));
+  std::mt19937 g(2);
+  for (uint8_t& b : x) b = static_cast<uint8_t>(g() % 0x70);  // finite float8 codes too
+  std::vector<float> scale(count(c.scale_shape), 0.125f), y(n);
+  qdq::DequantizeLinearAttributes a;
+  a.axis = c.axis;
+  a.block_size = c.block;
+  const qdq::TensorView xv{in, c.shape, x.data()};
+  const qdq::TensorView sv{ElementType::kFloat32, c.scale_shape, scale.data()};
+  const auto plan = qdq::plan_dequantize_linear(xv, sv, nullptr, a);
+  if (!plan.ok()) {
+    state.SkipWithError(plan.status().message().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(qdq::execute(plan.value(), {ElementType::kFloat32, c.shape, y.data()}));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (x.size() + n * 4)));
+}
+
+// memcpy of `bytes` / 2 (so read + write = bytes), split over the default pool's threads.
+void BM_Memcpy(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(state.range(0)) * 5 / 2;  // f32 -> 8-bit: 5 bytes per element
+  std::vector<uint8_t> a(bytes, 1), b(bytes);
+  for (auto _ : state) {
+    std::memcpy(b.data(), a.data(), bytes);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes * 2));
+}
+
+const ElementType kTypes[] = {ElementType::kUint8, ElementType::kInt8, ElementType::kUint16, ElementType::kInt16,
+                              ElementType::kUint4, ElementType::kInt4, ElementType::kFloat8E4M3FN,
+                              ElementType::kFloat8E5M2, ElementType::kFloat4E2M1};
+const std::pair<Grain, const char*> kGrains[] = {{Grain::kPerTensor, "per_tensor"},
+                                                  {Grain::kPerAxis, "per_axis"},
+                                                  {Grain::kBlockedFirst, "blocked_first"},
+                                                  {Grain::kBlockedLast, "blocked_last"}};
+
+int register_all() {
+  for (ElementType t : kTypes) {
+    for (const auto& [grain, grain_name] : kGrains) {
+      const std::string suffix = std::string(qdq::name(t)) + "/" + grain_name;
+      benchmark::RegisterBenchmark(("Q/" + suffix).c_str(), BM_Quantize, t, grain)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
+      benchmark::RegisterBenchmark(("DQ/" + suffix).c_str(), BM_Dequantize, t, grain)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
+    }
+  }
+  benchmark::RegisterBenchmark("memcpy", BM_Memcpy)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
+  return 0;
+}
+const int registered = register_all();
+
+}  // namespace
+
+BENCHMARK_MAIN();
