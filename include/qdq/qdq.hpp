@@ -142,6 +142,10 @@ struct ExecuteOptions {
 void set_num_threads(int threads);
 int num_threads();
 
+// memcpy split across the default pool as execute() splits its work: the bandwidth baseline the
+// benchmarks compare against.
+void parallel_copy(void* destination, const void* source, uint64_t bytes);
+
 // Highway targets compiled into this build and supported by this CPU ("AVX3", "AVX2", "SSE4",
 // ...), best first; and the one execute() dispatches to now.
 std::vector<std::string> simd_targets();

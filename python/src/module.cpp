@@ -59,18 +59,22 @@ uint64_t element_count(const Shape& shape, const char* role) {
   return count;
 }
 
-InputTensor make_input(int64_t code, Shape shape, const Bytes& bytes, const char* role) {
+// `packed`: the bytes are already in qdq's dense layout (benchmarks pass them so, to time the
+// kernels rather than this module's repacking).
+InputTensor make_input(int64_t code, Shape shape, const Bytes& bytes, const char* role, bool packed = false) {
   InputTensor tensor;
   tensor.type = checked_type(code, role);
   tensor.shape = std::move(shape);
   const qdq::ElementTypeInfo& row = qdq::info(tensor.type);
   const uint64_t count = element_count(tensor.shape, role);
-  const uint64_t stored = row.is_packed() ? count : count * static_cast<uint64_t>(row.bytes_per_element());
+  const uint64_t stored = !row.is_packed() ? count * static_cast<uint64_t>(row.bytes_per_element())
+                          : packed         ? qdq::storage_bytes(tensor.type, count)
+                                           : count;
   if (bytes.size() != stored) {
     throw QdqError(std::string("input '") + role + "' has " + std::to_string(bytes.size()) + " bytes but its shape and " +
                    std::string(row.name) + " need " + std::to_string(stored));
   }
-  if (!row.is_packed()) {
+  if (!row.is_packed() || packed) {
     tensor.data = bytes.data();
     return tensor;
   }
@@ -218,6 +222,55 @@ NB_MODULE(_qdq, m) {
       },
       nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("scale_code"), nb::arg("scale_shape"),
       nb::arg("scale"), nb::arg("zero_point").none(), nb::arg("output_dtype"));
+
+  // Benchmark entry points (bench/compare.py): tensors in qdq's dense layout, output written into
+  // a caller-owned byte buffer, so that only the kernels are timed.
+  using MutableBytes = nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+  m.def("_bench_quantize_linear", [](int64_t x_code, Shape x_shape, const Bytes& x, int64_t s_code, Shape s_shape,
+                                     const Bytes& s, int64_t axis, int64_t block_size, int64_t output_dtype,
+                                     MutableBytes out) {
+    InputTensor xt = make_input(x_code, std::move(x_shape), x, "x", true);
+    InputTensor st = make_input(s_code, std::move(s_shape), s, "y_scale", true);
+    qdq::QuantizeLinearAttributes a;
+    a.axis = axis;
+    a.block_size = block_size;
+    a.output_dtype = output_dtype;
+    qdq::Result<qdq::Plan> plan = qdq::plan_quantize_linear(xt.view(), st.view(), nullptr, a);
+    if (!plan.ok()) throw QdqError(plan.status().message());
+    if (out.size() < qdq::storage_bytes(plan->output_type, plan->element_count)) throw QdqError("out is too small");
+    qdq::Status status;
+    {
+      nb::gil_scoped_release release;
+      status = qdq::execute(plan.value(), {plan->output_type, plan->shape, out.data()});
+    }
+    if (!status.ok()) throw QdqError(status.message());
+  });
+  m.def("_bench_dequantize_linear", [](int64_t x_code, Shape x_shape, const Bytes& x, int64_t s_code, Shape s_shape,
+                                       const Bytes& s, int64_t axis, int64_t block_size, MutableBytes out) {
+    InputTensor xt = make_input(x_code, std::move(x_shape), x, "x", true);
+    InputTensor st = make_input(s_code, std::move(s_shape), s, "x_scale", true);
+    qdq::DequantizeLinearAttributes a;
+    a.axis = axis;
+    a.block_size = block_size;
+    qdq::Result<qdq::Plan> plan = qdq::plan_dequantize_linear(xt.view(), st.view(), nullptr, a);
+    if (!plan.ok()) throw QdqError(plan.status().message());
+    if (out.size() < qdq::storage_bytes(plan->output_type, plan->element_count)) throw QdqError("out is too small");
+    qdq::Status status;
+    {
+      nb::gil_scoped_release release;
+      status = qdq::execute(plan.value(), {plan->output_type, plan->shape, out.data()});
+    }
+    if (!status.ok()) throw QdqError(status.message());
+  });
+  // memcpy split over qdq's default thread pool: the bandwidth baseline of the benchmarks.
+  m.def("_parallel_copy", [](MutableBytes destination, const Bytes& source) {
+    if (destination.size() < source.size()) throw QdqError("destination is too small");
+    nb::gil_scoped_release release;
+    qdq::parallel_copy(destination.data(), source.data(), source.size());
+  });
+  m.def("_set_num_threads", &qdq::set_num_threads);
+  m.def("_num_threads", &qdq::num_threads);
+  m.def("_simd_target", &qdq::active_simd_target);
 
   // The element-type table, for the Python layer's dtype mapping: (code, name, bits).
   m.def("element_types", [] {

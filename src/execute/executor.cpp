@@ -2,6 +2,7 @@
 // runs each range through the SIMD kernels or, for plans they do not cover, the scalar reference
 // one run at a time. ExecutionPath::kReference runs the reference's own coordinate walk instead.
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "execute/runs.h"
@@ -111,6 +112,28 @@ Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOption
     pool->parallel_for(&run_task, &job, tasks);
   }
   return {};
+}
+
+void parallel_copy(void* destination, const void* source, uint64_t bytes) {
+  struct Copy {
+    unsigned char* destination;
+    const unsigned char* source;
+    uint64_t bytes;
+    uint64_t task_size;
+  };
+  std::shared_ptr<exec::ThreadPool> pool = exec::default_pool();
+  const uint64_t threads = static_cast<uint64_t>(pool->threads());
+  const uint64_t tasks = bytes >= 2 * kMinElementsPerTask ? std::min(threads * 4, bytes / kMinElementsPerTask) : 1;
+  Copy copy{static_cast<unsigned char*>(destination), static_cast<const unsigned char*>(source), bytes,
+            (bytes + tasks - 1) / tasks};
+  pool->parallel_for(
+      [](void* context, uint64_t task) {
+        const Copy& c = *static_cast<const Copy*>(context);
+        const uint64_t begin = task * c.task_size;
+        const uint64_t end = std::min(c.bytes, begin + c.task_size);
+        if (begin < end) std::memcpy(c.destination + begin, c.source + begin, end - begin);
+      },
+      &copy, tasks);
 }
 
 std::vector<std::string> simd_targets() {

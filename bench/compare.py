@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""qdq against memcpy and ONNX Runtime, in one process and one run, on the same inputs.
+
+For every cell (QuantizeLinear float32 -> T and DequantizeLinear T -> float32, for T in uint8, int8,
+uint16, int16, uint4, int4, float8e4m3fn, float8e5m2, float4e2m1; per-tensor, per-axis on the last
+axis, blocked B=32 on the first and on the last axis; 16M and 64K elements) it times:
+  qdq      the kernels, output written into a preallocated buffer (qdq._qdq._bench_*);
+  memcpy   a copy of the same number of bytes (read + write = the bytes the cell moves), split over
+           qdq's thread pool the way qdq splits its work;
+  ORT      onnxruntime's CPU QuantizeLinear / DequantizeLinear, 2 intra-op threads, IOBinding with
+           the output left in ORT's arena (no conversion to numpy).
+Each time is the best of several repetitions. It prints a markdown table of GB/s, the fraction of
+memcpy bandwidth and the speed-up over ORT, and with --write updates docs/performance.md.
+
+Usage: python bench/compare.py [--threads 2] [--quick] [--write docs/performance.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import ml_dtypes
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+import qdq
+from qdq import _qdq
+
+TYPES = [
+    ("uint8", TensorProto.UINT8),
+    ("int8", TensorProto.INT8),
+    ("uint16", TensorProto.UINT16),
+    ("int16", TensorProto.INT16),
+    ("uint4", TensorProto.UINT4),
+    ("int4", TensorProto.INT4),
+    ("float8_e4m3fn", TensorProto.FLOAT8E4M3FN),
+    ("float8_e5m2", TensorProto.FLOAT8E5M2),
+    ("float4_e2m1fn", TensorProto.FLOAT4E2M1),
+]
+GRAINS = ["per-tensor", "per-axis", "blocked-first", "blocked-last"]
+SIZES = [("16M", (4096, 4096)), ("64K", (64, 1024))]
+BLOCK = 32
+ORT_OPSET = 21
+
+
+def bits_of(code: int) -> int:
+    return {TensorProto.UINT16: 16, TensorProto.INT16: 16, TensorProto.UINT4: 4, TensorProto.INT4: 4,
+            TensorProto.FLOAT4E2M1: 4}.get(code, 8)
+
+
+def packed_bytes(code: int, count: int) -> int:
+    return (count * bits_of(code) + 7) // 8
+
+
+def scale_layout(grain: str, shape):
+    rows, cols = shape
+    return {
+        "per-tensor": ((), 1, 0),
+        "per-axis": ((cols,), 1, 0),
+        "blocked-first": ((-(-rows // BLOCK), cols), 0, BLOCK),
+        "blocked-last": ((rows, -(-cols // BLOCK)), 1, BLOCK),
+    }[grain]
+
+
+def best_seconds(fn, min_reps: int, min_seconds: float) -> float:
+    fn()  # warm up: page faults, ORT arena, thread wake-up
+    best = float("inf")
+    reps = 0
+    start = time.perf_counter()
+    while reps < min_reps or time.perf_counter() - start < min_seconds:
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+        reps += 1
+        if reps >= 200:
+            break
+    return best
+
+
+def ort_session(op: str, shape, scale: np.ndarray, attrs: dict, x_code: int, y_code: int, x_init, threads: int):
+    inits = [helper.make_tensor("s", TensorProto.FLOAT, list(scale.shape), scale.reshape(-1).tolist())]
+    inputs = []
+    if x_init is None:
+        inputs.append(helper.make_tensor_value_info("x", x_code, list(shape)))
+    else:
+        inits.append(x_init)
+    node = helper.make_node(op, ["x", "s"], ["y"], **attrs)
+    graph = helper.make_graph([node], "bench", inputs, [helper.make_tensor_value_info("y", y_code, list(shape))], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ORT_OPSET)], ir_version=10)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Keep DequantizeLinear of a constant from being folded away at load time.
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def measure_cell(op: str, type_name: str, code: int, grain: str, shape, threads: int, quick: bool):
+    rng = np.random.default_rng(7)
+    count = shape[0] * shape[1]
+    scale_shape, axis, block = scale_layout(grain, shape)
+    scale = (0.02 + rng.random(scale_shape, dtype=np.float32) * 0.05).astype(np.float32)
+    scale_raw = scale.reshape(-1).view(np.uint8)
+    min_reps, min_seconds = (3, 0.05) if quick else (5, 0.3)
+    attrs = {"axis": axis}
+    if block:
+        attrs["block_size"] = block
+    if op == "Q":
+        x = (rng.standard_normal(shape, dtype=np.float32) * 3).astype(np.float32)
+        out = np.empty(packed_bytes(code, count), np.uint8)
+        moved = x.nbytes + out.nbytes + scale.nbytes
+        qdq_fn = lambda: _qdq._bench_quantize_linear(1, list(shape), x.reshape(-1).view(np.uint8), 1,
+                                                      list(scale_shape), scale_raw, axis, block, code, out)
+        attrs["output_dtype"] = code
+        x_code, y_code, x_init = TensorProto.FLOAT, code, None
+        feed = ort.OrtValue.ortvalue_from_numpy(x)
+    else:
+        # Quantized x in qdq's packed layout (random codes, finite for the float types).
+        dtype = qdq.dtype_from_code(code)
+        codes = rng.integers(0, 1 << min(bits_of(code), 8), size=count, dtype=np.uint16)
+        if dtype.kind == "V" and "float" in dtype.name:
+            codes &= 0x77 if bits_of(code) == 8 else 0x7  # positive, no NaN/inf codes
+        x_unpacked = codes.astype(np.uint8 if bits_of(code) <= 8 else np.uint16).view(dtype).reshape(shape)
+        x_raw = np.ascontiguousarray(x_unpacked).reshape(-1).view(np.uint8)
+        if bits_of(code) == 4:
+            x_raw = (x_raw[0::2] & 0x0F) | (x_raw[1::2] << 4)
+        out = np.empty(count * 4, np.uint8)
+        moved = x_raw.nbytes + out.nbytes + scale.nbytes
+        qdq_fn = lambda: _qdq._bench_dequantize_linear(code, list(shape), x_raw, 1, list(scale_shape), scale_raw,
+                                                        axis, block, out)
+        x_code, y_code = code, TensorProto.FLOAT
+        x_init = onnx.numpy_helper.from_array(x_unpacked, "x")
+        feed = None
+    qdq_seconds = best_seconds(qdq_fn, min_reps, min_seconds)
+
+    source = np.ones(moved // 2, np.uint8)
+    destination = np.empty_like(source)
+    copy_seconds = best_seconds(lambda: _qdq._parallel_copy(destination, source), min_reps, min_seconds)
+
+    ort_seconds = None
+    ort_note = ""
+    try:
+        session = ort_session("QuantizeLinear" if op == "Q" else "DequantizeLinear", shape, scale, attrs,
+                              x_code, y_code, x_init, threads)
+        binding = session.io_binding()
+        if feed is not None:
+            binding.bind_ortvalue_input("x", feed)
+        binding.bind_output("y")
+        ort_seconds = best_seconds(lambda: session.run_with_iobinding(binding), min_reps, min_seconds)
+    except Exception as error:  # noqa: BLE001 - an unsupported cell is reported, not fatal
+        ort_note = str(error).splitlines()[0][:60]
+    return moved, qdq_seconds, copy_seconds, ort_seconds, ort_note
+
+
+def machine_description(threads: int) -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout.splitlines():
+            if line.startswith("Model name:"):
+                cpu = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+        flags = ", ".join(f for f in ("avx512f", "avx512bw", "avx2", "f16c") if f" {f}" in text)
+    except OSError:
+        pass
+    return (f"{cpu} ({os.cpu_count()} cores; {flags}), {platform.system()} {platform.release()}; "
+            f"qdq SIMD target {_qdq._simd_target()}, {threads} threads; onnxruntime {ort.__version__} "
+            f"({threads} intra-op threads); numpy {np.__version__}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--sizes", default="16M,64K")
+    parser.add_argument("--write", metavar="FILE", help="replace the table in this markdown file")
+    args = parser.parse_args()
+    _qdq._set_num_threads(args.threads)
+
+    rows = []
+    header = ("| size | op | type | granularity | qdq GB/s | memcpy GB/s | qdq / memcpy | ORT GB/s | qdq / ORT |\n"
+              "|---|---|---|---|---:|---:|---:|---:|---:|")
+    print(header)
+    for size_name, shape in SIZES:
+        if size_name not in args.sizes.split(","):
+            continue
+        for op in ("Q", "DQ"):
+            for type_name, code in TYPES:
+                for grain in GRAINS:
+                    moved, q, c, o, note = measure_cell(op, type_name, code, grain, shape, args.threads, args.quick)
+                    qdq_rate, copy_rate = moved / q / 1e9, moved / c / 1e9
+                    ort_text = f"{moved / o / 1e9:.2f}" if o else "n/a"
+                    ratio = f"{o / q:.1f}x" if o else ("n/a (" + note + ")" if note else "n/a")
+                    row = (f"| {size_name} | {op} | {type_name} | {grain} | {qdq_rate:.2f} | {copy_rate:.2f} | "
+                           f"{qdq_rate / copy_rate:.2f} | {ort_text} | {ratio} |")
+                    rows.append(row)
+                    print(row, flush=True)
+    machine = machine_description(args.threads)
+    print("\n" + machine)
+    if args.write:
+        stamp = datetime.date.today().isoformat()
+        table = "\n".join([header] + rows)
+        with open(args.write) as f:
+            text = f.read()
+        begin, end = "<!-- table:begin -->", "<!-- table:end -->"
+        block = f"{begin}\nMeasured {stamp} on: {machine}.\n\n{table}\n{end}"
+        if begin in text:
+            text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
+        else:
+            text += "\n" + block + "\n"
+        with open(args.write, "w") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
