@@ -176,7 +176,10 @@ TEST_F(KernelsOnEveryTarget, QuantizeMatchesTheReference) {
             a.axis = sweep.axis;
             a.block_size = sweep.block;
             a.saturate = static_cast<int64_t>(g() % 2);
-            if (variant == 2) a.precision = static_cast<int64_t>(g() % 2 ? E::kFloat16 : E::kFloat32);
+            if (variant == 2) {
+              const E precisions[] = {E::kFloat16, E::kBfloat16, E::kFloat32};
+              a.precision = static_cast<int64_t>(precisions[g() % 3]);
+            }
             const bool with_zp = g() % 4 != 0;
             const Result<Plan> plan = plan_quantize_linear(xv, sv, with_zp ? &zv : nullptr,
                                                            [&] { if (!with_zp) a.output_dtype = static_cast<int64_t>(out); return a; }());
@@ -207,6 +210,13 @@ TEST_F(KernelsOnEveryTarget, DequantizeMatchesTheReference) {
             auto x = make_storage(x_type, n, [&](uint64_t) { return static_cast<uint32_t>(g()) & ((1u << xt.bits) - 1u); });
             auto scale = make_storage(scale_type, scale_count, [&](uint64_t) -> uint32_t {
               if (scale_type == E::kFloat8E8M0) return static_cast<uint32_t>(g() % 256);
+              if (scale_type != E::kFloat32 && g() % 37 == 0) {
+                // NaN scales with payloads (signalling too): widening keeps the payload.
+                const uint32_t nans[] = {0x7D01, 0xFFFF, 0x7E00, 0x7FA1, 0xFF81};
+                const uint32_t code = nans[g() % 5];
+                const bool valid = scale_type == E::kFloat16 ? (code & 0x7C00) == 0x7C00 : (code & 0x7F80) == 0x7F80;
+                if (valid) return code;
+              }
               const double s = std::ldexp(1.0 + (g() % 1000) / 999.0, static_cast<int>(g() % 60) - 30);
               return codec::encode_float(info(scale_type), g() % 31 == 0 ? 6e4 * s : s, codec::Overflow::kInfOrNan);
             });

@@ -74,6 +74,9 @@ struct ElementTypeInfo {
   // (IEEE hardware conversions and numpy's float16 do) or writes the canonical quiet NaN with the
   // input's sign (ml_dtypes' bfloat16 and float8 do).
   bool keeps_nan_payload;
+  // Whether widening a NaN of this format to float32 keeps its payload (numpy's float16 and
+  // ml_dtypes' bfloat16 do; ml_dtypes' float8 types give the canonical quiet NaN with the sign).
+  bool widening_keeps_nan_payload;
 
   constexpr int elements_per_byte() const { return bits < 8 ? 8 / bits : 1; }
   constexpr bool is_packed() const { return bits < 8; }
@@ -91,26 +94,26 @@ inline constexpr double kE8M0Min = 5.877471754111438e-39;       // 2^-127, code 
 
 // clang-format off
 inline constexpr ElementTypeInfo kElementTypes[] = {
-  //  type                          name               onnx_name         bits kind                 signed lowest                  max                    e  m  bias  inf    -0     nan                     payload
-  {ElementType::kFloat32,         "float32",         "FLOAT",          32, ValueKind::kFloat,   true,  -detail::kFloat32Max,  detail::kFloat32Max,  8, 23, 127, true,  true,  NanStyle::kIeee, true},
-  {ElementType::kFloat16,         "float16",         "FLOAT16",        16, ValueKind::kFloat,   true,  -65504.0,              65504.0,              5, 10,  15, true,  true,  NanStyle::kIeee, true},
-  {ElementType::kBfloat16,        "bfloat16",        "BFLOAT16",       16, ValueKind::kFloat,   true,  -detail::kBfloat16Max, detail::kBfloat16Max, 8,  7, 127, true,  true,  NanStyle::kIeee, false},
-  {ElementType::kInt32,           "int32",           "INT32",          32, ValueKind::kInteger, true,  -2147483648.0,         2147483647.0,         0,  0,   0, false, false, NanStyle::kNone, false},
-  {ElementType::kUint32,          "uint32",          "UINT32",         32, ValueKind::kInteger, false, 0.0,                   4294967295.0,         0,  0,   0, false, false, NanStyle::kNone, false},
-  {ElementType::kInt16,           "int16",           "INT16",          16, ValueKind::kInteger, true,  -32768.0,              32767.0,              0,  0,   0, false, false, NanStyle::kNone, false},
-  {ElementType::kUint16,          "uint16",          "UINT16",         16, ValueKind::kInteger, false, 0.0,                   65535.0,              0,  0,   0, false, false, NanStyle::kNone, false},
-  {ElementType::kInt8,            "int8",            "INT8",            8, ValueKind::kInteger, true,  -128.0,                127.0,                0,  0,   0, false, false, NanStyle::kNone, false},
-  {ElementType::kUint8,           "uint8",           "UINT8",           8, ValueKind::kInteger, false, 0.0,                   255.0,                0,  0,   0, false, false, NanStyle::kNone, false},
-  {ElementType::kInt4,            "int4",            "INT4",            4, ValueKind::kInteger, true,  -8.0,                  7.0,                  0,  0,   0, false, false, NanStyle::kNone, false},
-  {ElementType::kUint4,           "uint4",           "UINT4",           4, ValueKind::kInteger, false, 0.0,                   15.0,                 0,  0,   0, false, false, NanStyle::kNone, false},
-  {ElementType::kInt2,            "int2",            "INT2",            2, ValueKind::kInteger, true,  -2.0,                  1.0,                  0,  0,   0, false, false, NanStyle::kNone, false},
-  {ElementType::kUint2,           "uint2",           "UINT2",           2, ValueKind::kInteger, false, 0.0,                   3.0,                  0,  0,   0, false, false, NanStyle::kNone, false},
-  {ElementType::kFloat8E4M3FN,    "float8_e4m3fn",   "FLOAT8E4M3FN",    8, ValueKind::kFloat,   true,  -448.0,                448.0,                4,  3,   7, false, true,  NanStyle::kAllOnes, false},
-  {ElementType::kFloat8E4M3FNUZ,  "float8_e4m3fnuz", "FLOAT8E4M3FNUZ",  8, ValueKind::kFloat,   true,  -240.0,                240.0,                4,  3,   8, false, false, NanStyle::kNegativeZero, false},
-  {ElementType::kFloat8E5M2,      "float8_e5m2",     "FLOAT8E5M2",      8, ValueKind::kFloat,   true,  -57344.0,              57344.0,              5,  2,  15, true,  true,  NanStyle::kIeee, false},
-  {ElementType::kFloat8E5M2FNUZ,  "float8_e5m2fnuz", "FLOAT8E5M2FNUZ",  8, ValueKind::kFloat,   true,  -57344.0,              57344.0,              5,  2,  16, false, false, NanStyle::kNegativeZero, false},
-  {ElementType::kFloat4E2M1,      "float4_e2m1fn",   "FLOAT4E2M1",      4, ValueKind::kFloat,   true,  -6.0,                  6.0,                  2,  1,   1, false, true,  NanStyle::kNone, false},
-  {ElementType::kFloat8E8M0,      "float8_e8m0fnu",  "FLOAT8E8M0",      8, ValueKind::kFloat,   false, detail::kE8M0Min,      detail::kE8M0Max,     8,  0, 127, false, false, NanStyle::kExponentOnly, false},
+  //  type                          name               onnx_name         bits kind                 signed lowest                  max                    e  m  bias  inf    -0     nan                     payload (narrow, widen)
+  {ElementType::kFloat32,         "float32",         "FLOAT",          32, ValueKind::kFloat,   true,  -detail::kFloat32Max,  detail::kFloat32Max,  8, 23, 127, true,  true,  NanStyle::kIeee, true, true},
+  {ElementType::kFloat16,         "float16",         "FLOAT16",        16, ValueKind::kFloat,   true,  -65504.0,              65504.0,              5, 10,  15, true,  true,  NanStyle::kIeee, true, true},
+  {ElementType::kBfloat16,        "bfloat16",        "BFLOAT16",       16, ValueKind::kFloat,   true,  -detail::kBfloat16Max, detail::kBfloat16Max, 8,  7, 127, true,  true,  NanStyle::kIeee, false, true},
+  {ElementType::kInt32,           "int32",           "INT32",          32, ValueKind::kInteger, true,  -2147483648.0,         2147483647.0,         0,  0,   0, false, false, NanStyle::kNone, false, false},
+  {ElementType::kUint32,          "uint32",          "UINT32",         32, ValueKind::kInteger, false, 0.0,                   4294967295.0,         0,  0,   0, false, false, NanStyle::kNone, false, false},
+  {ElementType::kInt16,           "int16",           "INT16",          16, ValueKind::kInteger, true,  -32768.0,              32767.0,              0,  0,   0, false, false, NanStyle::kNone, false, false},
+  {ElementType::kUint16,          "uint16",          "UINT16",         16, ValueKind::kInteger, false, 0.0,                   65535.0,              0,  0,   0, false, false, NanStyle::kNone, false, false},
+  {ElementType::kInt8,            "int8",            "INT8",            8, ValueKind::kInteger, true,  -128.0,                127.0,                0,  0,   0, false, false, NanStyle::kNone, false, false},
+  {ElementType::kUint8,           "uint8",           "UINT8",           8, ValueKind::kInteger, false, 0.0,                   255.0,                0,  0,   0, false, false, NanStyle::kNone, false, false},
+  {ElementType::kInt4,            "int4",            "INT4",            4, ValueKind::kInteger, true,  -8.0,                  7.0,                  0,  0,   0, false, false, NanStyle::kNone, false, false},
+  {ElementType::kUint4,           "uint4",           "UINT4",           4, ValueKind::kInteger, false, 0.0,                   15.0,                 0,  0,   0, false, false, NanStyle::kNone, false, false},
+  {ElementType::kInt2,            "int2",            "INT2",            2, ValueKind::kInteger, true,  -2.0,                  1.0,                  0,  0,   0, false, false, NanStyle::kNone, false, false},
+  {ElementType::kUint2,           "uint2",           "UINT2",           2, ValueKind::kInteger, false, 0.0,                   3.0,                  0,  0,   0, false, false, NanStyle::kNone, false, false},
+  {ElementType::kFloat8E4M3FN,    "float8_e4m3fn",   "FLOAT8E4M3FN",    8, ValueKind::kFloat,   true,  -448.0,                448.0,                4,  3,   7, false, true,  NanStyle::kAllOnes, false, false},
+  {ElementType::kFloat8E4M3FNUZ,  "float8_e4m3fnuz", "FLOAT8E4M3FNUZ",  8, ValueKind::kFloat,   true,  -240.0,                240.0,                4,  3,   8, false, false, NanStyle::kNegativeZero, false, false},
+  {ElementType::kFloat8E5M2,      "float8_e5m2",     "FLOAT8E5M2",      8, ValueKind::kFloat,   true,  -57344.0,              57344.0,              5,  2,  15, true,  true,  NanStyle::kIeee, false, false},
+  {ElementType::kFloat8E5M2FNUZ,  "float8_e5m2fnuz", "FLOAT8E5M2FNUZ",  8, ValueKind::kFloat,   true,  -57344.0,              57344.0,              5,  2,  16, false, false, NanStyle::kNegativeZero, false, false},
+  {ElementType::kFloat4E2M1,      "float4_e2m1fn",   "FLOAT4E2M1",      4, ValueKind::kFloat,   true,  -6.0,                  6.0,                  2,  1,   1, false, true,  NanStyle::kNone, false, false},
+  {ElementType::kFloat8E8M0,      "float8_e8m0fnu",  "FLOAT8E8M0",      8, ValueKind::kFloat,   false, detail::kE8M0Min,      detail::kE8M0Max,     8,  0, 127, false, false, NanStyle::kExponentOnly, false, false},
 };
 // clang-format on
 

@@ -27,6 +27,7 @@ __all__ = [
     "elementwise_dequantize_linear",
     "dtype_from_code",
     "code_from_dtype",
+    "ort_library_path",
 ]
 
 QdqError.__doc__ = "An input broke an operator's rule; the message names the value and the rule."
@@ -44,6 +45,21 @@ _UINT8 = 2
 _FLOAT32 = 1
 
 DTypeLike = Union[int, str, np.dtype, type]
+
+
+def ort_library_path() -> str:
+    """Path of qdq's ONNX Runtime custom-op library, for SessionOptions.register_custom_ops_library.
+
+    It registers com.amd.quark ExtendedQuantizeLinear / ExtendedDequantizeLinear (also as
+    com.vai.quantize VitisQuantizeLinear / VitisDequantizeLinear) and ai.qdq QuantizeLinear /
+    DequantizeLinear with ONNX version 25 semantics.
+    """
+    import pathlib
+
+    path = pathlib.Path(__file__).with_name("libqdq_ort.so")
+    if not path.exists():
+        raise QdqError(f"the ONNX Runtime custom-op library is not installed at {path}")
+    return str(path)
 
 
 def dtype_from_code(code: int) -> np.dtype:

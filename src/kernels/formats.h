@@ -18,6 +18,7 @@ struct Format {
   bool has_infinity;
   bool has_negative_zero;
   bool keeps_nan_payload;
+  bool widening_keeps_nan_payload;
 
   constexpr int sign_shift() const { return exponent_bits + mantissa_bits; }
 };
@@ -25,7 +26,8 @@ struct Format {
 constexpr Format format_of(ElementType type) {
   const ElementTypeInfo& row = info(type);
   return {row.exponent_bits,   row.mantissa_bits,    row.exponent_bias,    codec::max_finite_code(row),
-          row.nan_style,       row.has_infinity,     row.has_negative_zero, row.keeps_nan_payload};
+          row.nan_style,       row.has_infinity,     row.has_negative_zero, row.keeps_nan_payload,
+          row.widening_keeps_nan_payload};
 }
 
 inline constexpr Format kFloat16Format = format_of(ElementType::kFloat16);

@@ -117,7 +117,11 @@ HWY_INLINE VF Decode(VI code) {
   if constexpr (F.nan_style == NanStyle::kIeee) {
     const auto special = hn::RebindMask(df, hn::Eq(exponent, hn::Set(di, static_cast<int32_t>(low_mask(F.exponent_bits)))));
     const VF infinity = hn::BitCast(df, hn::Set(di, 0x7F80'0000));
-    const VF special_value = hn::IfThenElse(hn::RebindMask(df, hn::Eq(mantissa, hn::Zero(di))), infinity, quiet_nan);
+    VF nan = quiet_nan;
+    if constexpr (F.widening_keeps_nan_payload) {  // payload to float32's top mantissa bits
+      nan = hn::BitCast(df, hn::Or(hn::Set(di, 0x7F80'0000), hn::ShiftLeft<23 - m>(mantissa)));
+    }
+    const VF special_value = hn::IfThenElse(hn::RebindMask(df, hn::Eq(mantissa, hn::Zero(di))), infinity, nan);
     value = hn::IfThenElse(special, special_value, value);
   } else if constexpr (F.nan_style == NanStyle::kAllOnes) {
     value = hn::IfThenElse(hn::RebindMask(df, hn::Eq(magnitude, hn::Set(di, static_cast<int32_t>(low_mask(sign_shift))))),
@@ -518,8 +522,10 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
       VF v = Input::Load(xp);
       if (subtract) v = hn::Sub(v, zpp ? hn::LoadU(df, zpp) : zp_constant);
       const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
-      // NaN x NaN: the scale's NaN, as numpy (and so the reference) computes it.
-      const VF product = hn::IfThenElse(hn::IsNaN(s), s, hn::Mul(v, s));
+      // NaN x NaN: the scale's NaN, as numpy (and so the reference) computes it, quieted as any
+      // arithmetic on it would.
+      const VF quiet_scale = hn::Or(s, hn::BitCast(df, hn::Set(DI(), 0x0040'0000)));
+      const VF product = hn::IfThenElse(hn::IsNaN(s), quiet_scale, hn::Mul(v, s));
       if constexpr (kOut == ElementType::kFloat32) {
         hn::StoreU(product, df, destination);
       } else if constexpr (kOut == ElementType::kFloat16) {

@@ -68,6 +68,9 @@ void for_each_element(const Layout& layout, Visit&& visit) {
 
 uint32_t quantize_value(const Plan& plan, double x, double scale, double zero_point) {
   const ElementTypeInfo& out = info(plan.output_type);
+  // An int32 x reaches a float precision through float32, as numpy converts it (one more rounding
+  // only beyond 2^24); float64 holds it exactly.
+  if (info(plan.x.type).is_integer() && plan.precision != Precision::kFloat64) x = static_cast<float>(x);
   const double quotient = round_to_precision(
       plan.precision, round_to_precision(plan.precision, x) / round_to_precision(plan.precision, scale));
   if (out.is_integer()) {
@@ -82,6 +85,8 @@ uint32_t quantize_value(const Plan& plan, double x, double scale, double zero_po
                 ? value + zero_point
                 : static_cast<double>(static_cast<float>(value) + static_cast<float>(zero_point));
   }
+  // A float64 value reaches float8/float4 through float32, as ml_dtypes converts it.
+  if (plan.precision == Precision::kFloat64) value = static_cast<float>(value);
   return codec::encode_float(out, value, plan.saturate ? Overflow::kSaturate : Overflow::kInfOrNan);
 }
 

@@ -43,7 +43,15 @@ double decode_small_float(const ElementTypeInfo& t, uint32_t code) {
   code &= low_mask(t.bits);
   const bool negative = t.is_signed && ((code >> sign_position(t)) & 1u) != 0;
   const double sign = negative ? -1.0 : 1.0;
-  if (is_nan_code(t, code)) return std::copysign(std::numeric_limits<double>::quiet_NaN(), sign);
+  if (is_nan_code(t, code)) {
+    if (t.widening_keeps_nan_payload) {
+      // The payload moves to float32's top mantissa bits, as numpy and ml_dtypes widen them.
+      const uint32_t payload = code & low_mask(t.mantissa_bits);
+      const uint32_t bits = (negative ? 0x8000'0000u : 0u) | 0x7F80'0000u | (payload << (23 - t.mantissa_bits));
+      return static_cast<double>(std::bit_cast<float>(bits));
+    }
+    return std::copysign(std::numeric_limits<double>::quiet_NaN(), sign);
+  }
   const uint32_t exponent = (code >> t.mantissa_bits) & exponent_all_ones(t);
   const uint32_t mantissa = code & low_mask(t.mantissa_bits);
   if (t.has_infinity && exponent == exponent_all_ones(t)) {

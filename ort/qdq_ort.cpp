@@ -1,0 +1,376 @@
+// qdq as an ONNX Runtime custom-op library (load with SessionOptions.register_custom_ops_library):
+//   com.amd.quark   v1: ExtendedQuantizeLinear, ExtendedDequantizeLinear (Quark's ops, as documented)
+//   com.vai.quantize v1: VitisQuantizeLinear, VitisDequantizeLinear (Quark's legacy names)
+//   ai.qdq          v1: QuantizeLinear, DequantizeLinear with ONNX version 25 semantics (every type,
+//                       granularity and attribute: float4, int2, e8m0 scales, precision, output_dtype)
+// Written against ONNX Runtime's C API only (version 17, served by every newer runtime), so no C++
+// exception or RTTI crosses the library boundary: every failure is an OrtStatus with qdq's message.
+// Kernels run on ORT's intra-op thread pool through KernelContext_ParallelFor.
+#include <onnxruntime_c_api.h>
+
+#include <climits>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "qdq/qdq.hpp"
+
+namespace {
+
+const OrtApi* g_api = nullptr;
+
+enum class OpKind { kOnnxQuantize, kOnnxDequantize, kQuarkQuantize, kQuarkDequantize };
+
+bool is_quantize(OpKind kind) { return kind == OpKind::kOnnxQuantize || kind == OpKind::kQuarkQuantize; }
+
+// Our op description; OrtCustomOp first so ORT's pointer converts back.
+struct QdqOp {
+  OrtCustomOp base;
+  OpKind kind;
+  const char* name;
+};
+
+const QdqOp& op_of(const OrtCustomOp* op) { return *reinterpret_cast<const QdqOp*>(op); }
+
+// Attributes read once per node.
+struct Kernel {
+  OpKind kind;
+  int64_t axis = 1;
+  int64_t block_size = 0;
+  int64_t saturate = 1;
+  int64_t output_dtype = 0;
+  int64_t precision = 0;
+};
+
+OrtStatus* error(const std::string& message) { return g_api->CreateStatus(ORT_INVALID_ARGUMENT, message.c_str()); }
+
+// Reads an int attribute if the node has it; a missing one keeps the schema default.
+void read_attribute(const OrtKernelInfo* info, const char* name, int64_t* value) {
+  int64_t read = 0;
+  if (OrtStatus* status = g_api->KernelInfoGetAttribute_int64(info, name, &read)) {
+    g_api->ReleaseStatus(status);
+    return;
+  }
+  *value = read;
+}
+
+#define QDQ_ORT_RETURN_IF_ERROR(expression)      \
+  do {                                           \
+    if (OrtStatus* status_ = (expression)) {     \
+      return status_;                            \
+    }                                            \
+  } while (0)
+
+// A tensor from ORT as a qdq view; owns the shape.
+struct Tensor {
+  qdq::ElementType type = qdq::ElementType::kUndefined;
+  std::vector<int64_t> shape;
+  void* data = nullptr;
+  qdq::TensorView view() const { return {type, shape, data}; }
+};
+
+OrtStatus* describe(const OrtValue* value, Tensor* tensor) {
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->GetTensorTypeAndShape(value, &info));
+  ONNXTensorElementDataType element = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  size_t rank = 0;
+  OrtStatus* status = g_api->GetTensorElementType(info, &element);
+  if (status == nullptr) status = g_api->GetDimensionsCount(info, &rank);
+  if (status == nullptr) {
+    tensor->shape.resize(rank);
+    status = g_api->GetDimensions(info, tensor->shape.data(), rank);
+  }
+  g_api->ReleaseTensorTypeAndShapeInfo(info);
+  if (status != nullptr) return status;
+  // ORT's element-type enum uses TensorProto codes; qdq's front doors check that they know it.
+  tensor->type = static_cast<qdq::ElementType>(element);
+  return g_api->GetTensorMutableData(const_cast<OrtValue*>(value), &tensor->data);
+}
+
+// qdq's parallel-for on ORT's thread pool.
+struct ParallelContext {
+  const OrtKernelContext* context;
+};
+
+void ort_parallel_for(void* host, void (*task)(void*, uint64_t), void* task_context, uint64_t count) {
+  struct Call {
+    void (*task)(void*, uint64_t);
+    void* task_context;
+  } call{task, task_context};
+  const auto trampoline = [](void* data, size_t index) {
+    const Call& c = *static_cast<const Call*>(data);
+    c.task(c.task_context, index);
+  };
+  OrtStatus* status = g_api->KernelContext_ParallelFor(static_cast<ParallelContext*>(host)->context, trampoline,
+                                                       static_cast<size_t>(count), 0, &call);
+  if (status != nullptr) {
+    // No thread pool available: run here.
+    g_api->ReleaseStatus(status);
+    for (uint64_t i = 0; i < count; ++i) task(task_context, i);
+  }
+}
+
+OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
+  size_t input_count = 0;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetInputCount(context, &input_count));
+  const OrtValue* values[3] = {nullptr, nullptr, nullptr};
+  for (size_t i = 0; i < 3 && i < input_count; ++i) {
+    QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetInput(context, i, &values[i]));
+  }
+  if (values[0] == nullptr || values[1] == nullptr) return error("qdq: inputs x and scale are required");
+  Tensor x, scale, zero_point;
+  QDQ_ORT_RETURN_IF_ERROR(describe(values[0], &x));
+  QDQ_ORT_RETURN_IF_ERROR(describe(values[1], &scale));
+  const bool has_zero_point = values[2] != nullptr;
+  if (has_zero_point) QDQ_ORT_RETURN_IF_ERROR(describe(values[2], &zero_point));
+  const qdq::TensorView zp_view = zero_point.view();
+  const qdq::TensorView* zp = has_zero_point ? &zp_view : nullptr;
+
+  qdq::Result<qdq::Plan> plan = qdq::Status::internal("unknown operator");
+  switch (kernel.kind) {
+    case OpKind::kOnnxQuantize: {
+      qdq::QuantizeLinearAttributes a;
+      a.axis = kernel.axis;
+      a.block_size = kernel.block_size;
+      a.saturate = kernel.saturate;
+      a.output_dtype = kernel.output_dtype;
+      a.precision = kernel.precision;
+      a.opset = 25;
+      plan = qdq::plan_quantize_linear(x.view(), scale.view(), zp, a);
+      break;
+    }
+    case OpKind::kOnnxDequantize: {
+      qdq::DequantizeLinearAttributes a;
+      a.axis = kernel.axis;
+      a.block_size = kernel.block_size;
+      a.output_dtype = kernel.output_dtype;
+      a.opset = 25;
+      plan = qdq::plan_dequantize_linear(x.view(), scale.view(), zp, a);
+      break;
+    }
+    case OpKind::kQuarkQuantize:
+      plan = qdq::plan_extended_quantize_linear(x.view(), scale.view(), zp, kernel.axis);
+      break;
+    case OpKind::kQuarkDequantize:
+      plan = qdq::plan_extended_dequantize_linear(x.view(), scale.view(), zp, kernel.axis);
+      break;
+  }
+  if (!plan.ok()) return error(plan.status().message());
+
+  OrtValue* output = nullptr;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetOutput(context, 0, x.shape.data(), x.shape.size(), &output));
+  Tensor y;
+  QDQ_ORT_RETURN_IF_ERROR(describe(output, &y));
+  if (y.type != plan->output_type) {
+    return error(plan->operator_name + ": ONNX Runtime allocated an output of type code " +
+                 std::to_string(static_cast<int>(y.type)) + " but the operator produces " +
+                 std::string(qdq::name(plan->output_type)) + "; check the model's declared output type");
+  }
+  ParallelContext host{context};
+  qdq::ExecuteOptions options;
+  options.parallel_for.run = &ort_parallel_for;
+  options.parallel_for.host = &host;
+  const qdq::Status status = qdq::execute(plan.value(), {y.type, y.shape, y.data}, options);
+  if (!status.ok()) return error(status.message());
+  return nullptr;
+}
+
+// --- Shape and type inference ----------------------------------------------------------------
+
+// An int attribute of the node being inferred, or `fallback`.
+int64_t infer_attribute(const OrtShapeInferContext* context, const char* name, int64_t fallback) {
+  const OrtOpAttr* attribute = nullptr;
+  if (OrtStatus* status = g_api->ShapeInferContext_GetAttribute(context, name, &attribute)) {
+    g_api->ReleaseStatus(status);
+    return fallback;
+  }
+  if (attribute == nullptr) return fallback;
+  int64_t value = fallback;
+  size_t written = 0;
+  if (OrtStatus* status = g_api->ReadOpAttr(attribute, ORT_OP_ATTR_INT, &value, sizeof value, &written)) {
+    g_api->ReleaseStatus(status);
+    return fallback;
+  }
+  return value;
+}
+
+// Element type of input `index` if the node has it.
+bool input_type(const OrtShapeInferContext* context, size_t index, ONNXTensorElementDataType* type) {
+  size_t count = 0;
+  if (OrtStatus* status = g_api->ShapeInferContext_GetInputCount(context, &count)) {
+    g_api->ReleaseStatus(status);
+    return false;
+  }
+  if (index >= count) return false;
+  // The context owns the info it hands out (releasing it would free it twice).
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  if (OrtStatus* status = g_api->ShapeInferContext_GetInputTypeShape(context, index, &info)) {
+    g_api->ReleaseStatus(status);
+    return false;
+  }
+  OrtStatus* status = g_api->GetTensorElementType(info, type);
+  if (status != nullptr) {
+    g_api->ReleaseStatus(status);
+    return false;
+  }
+  return *type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+}
+
+OrtStatus* infer(const OrtCustomOp* op, OrtShapeInferContext* context) {
+  const OpKind kind = op_of(op).kind;
+  ONNXTensorElementDataType output = ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
+  ONNXTensorElementDataType from_input = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  switch (kind) {
+    case OpKind::kOnnxQuantize: {
+      const int64_t requested = infer_attribute(context, "output_dtype", 0);
+      if (requested != 0) output = static_cast<ONNXTensorElementDataType>(requested);
+      else if (input_type(context, 2, &from_input)) output = from_input;
+      break;
+    }
+    case OpKind::kOnnxDequantize: {
+      const int64_t requested = infer_attribute(context, "output_dtype", 0);
+      if (requested != 0) output = static_cast<ONNXTensorElementDataType>(requested);
+      else if (input_type(context, 1, &from_input)) output = from_input;
+      else output = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+      break;
+    }
+    case OpKind::kQuarkQuantize:
+      if (input_type(context, 2, &from_input)) output = from_input;
+      break;
+    case OpKind::kQuarkDequantize:
+      output = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+      break;
+  }
+  OrtTensorTypeAndShapeInfo* x_info = nullptr;  // owned by the context
+  QDQ_ORT_RETURN_IF_ERROR(g_api->ShapeInferContext_GetInputTypeShape(context, 0, &x_info));
+  size_t rank = 0;
+  std::vector<int64_t> dims;
+  OrtStatus* status = g_api->GetDimensionsCount(x_info, &rank);
+  if (status == nullptr) {
+    dims.resize(rank);
+    status = g_api->GetDimensions(x_info, dims.data(), rank);
+  }
+  if (status != nullptr) return status;
+  OrtTensorTypeAndShapeInfo* y_info = nullptr;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->CreateTensorTypeAndShapeInfo(&y_info));
+  status = g_api->SetTensorElementType(y_info, output);
+  if (status == nullptr) status = g_api->SetDimensions(y_info, dims.data(), dims.size());
+  if (status == nullptr) status = g_api->ShapeInferContext_SetOutputTypeShape(context, 0, y_info);
+  g_api->ReleaseTensorTypeAndShapeInfo(y_info);
+  return status;
+}
+
+// --- The OrtCustomOp table -------------------------------------------------------------------
+
+template <class Body>
+OrtStatus* guarded(Body&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return g_api->CreateStatus(ORT_FAIL, (std::string("qdq: ") + e.what()).c_str());
+  } catch (...) {
+    return g_api->CreateStatus(ORT_FAIL, "qdq: unknown exception");
+  }
+}
+
+QdqOp make_op(OpKind kind, const char* name) {
+  QdqOp op{};
+  op.kind = kind;
+  op.name = name;
+  OrtCustomOp& base = op.base;
+  base.version = ORT_API_VERSION;
+  base.GetName = [](const OrtCustomOp* self) { return op_of(self).name; };
+  base.GetExecutionProviderType = [](const OrtCustomOp*) { return "CPUExecutionProvider"; };
+  // Any element type: the front doors check types and name the rule when one is not allowed.
+  base.GetInputType = [](const OrtCustomOp*, size_t) { return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED; };
+  base.GetInputTypeCount = [](const OrtCustomOp*) -> size_t { return 3; };
+  base.GetOutputType = [](const OrtCustomOp*, size_t) { return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED; };
+  base.GetOutputTypeCount = [](const OrtCustomOp*) -> size_t { return 1; };
+  base.GetInputCharacteristic = [](const OrtCustomOp*, size_t index) {
+    return index == 2 ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
+  };
+  base.GetOutputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
+  base.GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
+  base.GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
+  base.GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 0; };
+  base.GetVariadicOutputMinArity = [](const OrtCustomOp*) { return 1; };
+  base.GetVariadicOutputHomogeneity = [](const OrtCustomOp*) { return 0; };
+  // Legacy entry points are not used: ORT calls the V2 ones, which return a status.
+  base.CreateKernel = nullptr;
+  base.KernelCompute = nullptr;
+  base.KernelDestroy = [](void* kernel) { delete static_cast<Kernel*>(kernel); };
+  base.CreateKernelV2 = [](const OrtCustomOp* self, const OrtApi*, const OrtKernelInfo* info, void** kernel) {
+    return guarded([&]() -> OrtStatus* {
+      auto created = std::make_unique<Kernel>();
+      created->kind = op_of(self).kind;
+      read_attribute(info, "axis", &created->axis);
+      if (created->kind == OpKind::kOnnxQuantize || created->kind == OpKind::kOnnxDequantize) {
+        read_attribute(info, "block_size", &created->block_size);
+        read_attribute(info, "output_dtype", &created->output_dtype);
+      }
+      if (created->kind == OpKind::kOnnxQuantize) {
+        read_attribute(info, "saturate", &created->saturate);
+        read_attribute(info, "precision", &created->precision);
+      }
+      *kernel = created.release();
+      return nullptr;
+    });
+  };
+  base.KernelComputeV2 = [](void* kernel, OrtKernelContext* context) {
+    return guarded([&] { return compute(*static_cast<const Kernel*>(kernel), context); });
+  };
+  base.InferOutputShapeFn = [](const OrtCustomOp* self, OrtShapeInferContext* context) {
+    return guarded([&] { return infer(self, context); });
+  };
+  base.GetStartVersion = [](const OrtCustomOp*) { return 1; };
+  base.GetEndVersion = [](const OrtCustomOp*) { return INT_MAX; };
+  return op;
+}
+
+// The op tables live for the whole process: ORT keeps pointers to them in every session.
+const std::vector<QdqOp>& ops() {
+  static const std::vector<QdqOp> table = {
+      make_op(OpKind::kQuarkQuantize, "ExtendedQuantizeLinear"),
+      make_op(OpKind::kQuarkDequantize, "ExtendedDequantizeLinear"),
+      make_op(OpKind::kQuarkQuantize, "VitisQuantizeLinear"),
+      make_op(OpKind::kQuarkDequantize, "VitisDequantizeLinear"),
+      make_op(OpKind::kOnnxQuantize, "QuantizeLinear"),
+      make_op(OpKind::kOnnxDequantize, "DequantizeLinear"),
+  };
+  return table;
+}
+
+struct DomainSpec {
+  const char* domain;
+  size_t first_op;
+  size_t op_count;
+};
+
+std::mutex g_domains_mutex;
+std::vector<OrtCustomOpDomain*> g_domains;  // kept alive: sessions refer to them
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) OrtStatus* RegisterCustomOps(OrtSessionOptions* options,
+                                                                               const OrtApiBase* api_base) {
+  if (api_base == nullptr) return nullptr;
+  g_api = api_base->GetApi(ORT_API_VERSION);
+  if (g_api == nullptr) return nullptr;  // a runtime older than the C API version 17 cannot be served
+  return guarded([&]() -> OrtStatus* {
+    static const DomainSpec domains[] = {{"com.amd.quark", 0, 2}, {"com.vai.quantize", 2, 2}, {"ai.qdq", 4, 2}};
+    std::lock_guard<std::mutex> lock(g_domains_mutex);
+    for (const DomainSpec& spec : domains) {
+      OrtCustomOpDomain* domain = nullptr;
+      QDQ_ORT_RETURN_IF_ERROR(g_api->CreateCustomOpDomain(spec.domain, &domain));
+      g_domains.push_back(domain);
+      for (size_t i = 0; i < spec.op_count; ++i) {
+        QDQ_ORT_RETURN_IF_ERROR(g_api->CustomOpDomain_Add(domain, &ops()[spec.first_op + i].base));
+      }
+      QDQ_ORT_RETURN_IF_ERROR(g_api->AddCustomOpDomain(options, domain));
+    }
+    return nullptr;
+  });
+}
