@@ -1,14 +1,243 @@
-// The qdq command-line tool.
+// The qdq command-line tool: CLI11 wiring only. The commands live in commands.cpp / bench.cpp /
+// demo.cpp and report failure as a qdq::Status.
+//
+// Every failure prints exactly one line, "qdq: error: ...", to stderr. Exit codes: 0 success,
+// 1 runtime error (a file, a dtype, an operator rule), 2 usage error (CLI11 parse or validation).
 #include <CLI/CLI.hpp>
 
-#include "demo.h"
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
 
-int main(int argc, char** argv) {
-  CLI::App app{"qdq: exact linear quantization and dequantization (ONNX Q/DQ 10-25, Quark, DirectML)"};
+#include "commands.h"
+#include "demo.h"
+#include "qdq/element_type.h"
+
+namespace {
+
+using qdq::ElementType;
+constexpr int kRuntimeError = 1;
+constexpr int kUsageError = 2;
+
+// CLI11 validator for a type-name option: the name must resolve (ml_dtypes or ONNX spelling) and
+// be one of `allowed`. Checking here makes a bad name a usage error caught before any file is read.
+CLI::Validator type_name(std::vector<ElementType> allowed) {
+  std::string list;
+  for (ElementType t : allowed) list += (list.empty() ? "" : ", ") + std::string(qdq::name(t));
+  return CLI::Validator(
+      [allowed, list](std::string& text) -> std::string {
+        const std::optional<ElementType> type = qdq::element_type_from_name(text);
+        for (ElementType t : allowed) {
+          if (type == t) return "";
+        }
+        // A known name in the wrong place reads differently from a typo.
+        return (type ? "type '" + text + "' is not accepted here" : "unknown type '" + text + "'") +
+               " (expected one of: " + list + ")";
+      },
+      "TYPE", "");
+}
+
+const std::vector<ElementType> kQuantizedTypes = {
+    ElementType::kUint8,          ElementType::kInt8,           ElementType::kUint16,      ElementType::kInt16,
+    ElementType::kUint4,          ElementType::kInt4,           ElementType::kUint2,       ElementType::kInt2,
+    ElementType::kFloat8E4M3FN,   ElementType::kFloat8E4M3FNUZ, ElementType::kFloat8E5M2,  ElementType::kFloat8E5M2FNUZ,
+    ElementType::kFloat4E2M1};
+const std::vector<ElementType> kRealTypes = {ElementType::kFloat32, ElementType::kFloat16, ElementType::kBfloat16};
+
+const char* const kStorageNote =
+    "\n.npy storage: types numpy has (uint8, int8, uint16, int16, int32, uint32, float16, float32) are\n"
+    "written as themselves. float8*, float4_e2m1fn, int4, uint4, int2 and uint2 are written one code per\n"
+    "element as uint8, bfloat16 as uint16 codes; load them with numpy + ml_dtypes as\n"
+    "    np.load(path).view(ml_dtypes.float8_e4m3fn)      (likewise int4, float4_e2m1fn, bfloat16, ...)\n"
+    "and read such files back (uint8 codes, or ml_dtypes' own np.save: '<V1', '<f1', '<V2') by naming the\n"
+    "type (--type, --input-type, --scale-type; ml_dtypes bfloat16 '<V2' needs no flag).\n";
+
+const char* const kQuantizeFooter =
+    "\nScale and zero point: S and Z are numbers or .npy files. A number scale is a 0-D float32 scale\n"
+    "(per-tensor); a number zero point is a 0-D value of --type. A scale file of shape [D_axis] is\n"
+    "per-axis along --axis; one with x's rank and ceil(D_axis/B) along --axis is blocked (--block-size B).\n"
+    "--axis defaults to 1 and --opset to 25, as in ONNX.\n"
+    "\nCalibration (--calibrate instead of --scale/--zero-point): the scale (float32) and zero point (type T)\n"
+    "are computed from x and written beside the output as OUT.scale.npy and OUT.zero_point.npy\n"
+    "(roundtrip: beside --output, if given).\n"
+    "  granularity: per-tensor by default; --per-axis --axis A gives one scale per index of axis A;\n"
+    "               --block-size B [--axis A] gives one per B consecutive elements along A (default 1).\n"
+    "  integer T, minmax:    lo = min(x, 0), hi = max(x, 0), scale = (hi - lo) / (qmax - qmin),\n"
+    "                        zp = clamp(round_half_even(qmin - lo / scale), qmin, qmax)\n"
+    "  integer T, symmetric: scale = max|x| / qmax, zp = 0\n"
+    "  float T (either):     scale = max|x| / max(T), zp = 0\n"
+    "Computed in float64, the scale rounded once to float32 (zp uses that float32 scale); a zero range\n"
+    "gives scale 1; NaN and inf in x are ignored.\n";
+
+struct Handles {
+  CLI::Option* scale = nullptr;
+  CLI::Option* calibrate = nullptr;
+  CLI::Option* axis = nullptr;
+};
+
+// The flags quantize and roundtrip share. Axis is read into a plain int64 and marked "given" after
+// parsing from the option's count, which keeps "unset" (ONNX default 1) apart from "--axis 1".
+Handles add_quantize_flags(CLI::App* command, qdq::tools::QuantizeOptions& o, int64_t& axis) {
+  Handles h;
+  command->add_option("--type,-t", o.type, "Quantized type T")->required()->check(type_name(kQuantizedTypes));
+  h.scale = command->add_option("--scale,-s", o.scale, "Scale: a number (0-D float32) or a .npy file");
+  CLI::Option* zp = command->add_option("--zero-point,-z", o.zero_point, "Zero point: a number (0-D of T) or a .npy file");
+  h.calibrate = command
+                    ->add_option("--calibrate", o.calibrate,
+                                 "Compute scale and zero point from x instead of --scale: minmax or symmetric")
+                    ->check(CLI::IsMember({"minmax", "symmetric"}));
+  CLI::Option* per_axis =
+      command->add_flag("--per-axis", o.per_axis, "With --calibrate: one scale per index of --axis (needs --axis)");
+  h.axis = command->add_option("--axis,-a", axis, "ONNX axis attribute (default 1)");
+  CLI::Option* block = command->add_option("--block-size,-b", o.block_size, "ONNX block_size attribute (0 = not blocked)")
+                           ->check(CLI::NonNegativeNumber);
+  command->add_option("--saturate", o.saturate, "ONNX saturate attribute (float8 outputs)")->check(CLI::Range(0, 1));
+  command->add_option("--opset", o.opset, "ai.onnx opset the operator is taken from (10..28)");
+  command->add_option("--precision", o.precision, "ONNX precision attribute: division in float32, float16 or bfloat16")
+      ->check(type_name(kRealTypes));
+  command
+      ->add_option("--input-type", o.input_type,
+                   "Type of x when the file holds codes: bfloat16 (uint16 codes or ml_dtypes '<V2')")
+      ->check(type_name({ElementType::kFloat32, ElementType::kFloat16, ElementType::kBfloat16, ElementType::kInt32}));
+  CLI::Option* scale_type =
+      command->add_option("--scale-type", o.scale_type, "Type of a scale file holding codes (bfloat16, float8_e8m0fnu)")
+          ->check(type_name({ElementType::kFloat32, ElementType::kFloat16, ElementType::kBfloat16,
+                             ElementType::kFloat8E8M0}));
+  h.scale->excludes(h.calibrate);
+  zp->excludes(h.calibrate);
+  scale_type->excludes(h.calibrate);
+  per_axis->needs(h.calibrate)->needs(h.axis)->excludes(block);
+  command->footer(std::string(kQuantizeFooter) + kStorageNote);
+  return h;
+}
+
+// One line on stderr for a usage error, whatever CLI11's message looked like.
+int usage_error(const std::string& message, const std::string& command) {
+  std::string line = message;
+  for (char& c : line) {
+    if (c == '\n') c = ' ';
+  }
+  std::fprintf(stderr, "qdq: error: %s (see 'qdq%s --help')\n", line.c_str(), command.c_str());
+  return kUsageError;
+}
+
+int run(int argc, char** argv) {
+  // Named explicitly so that usage lines say "qdq", not the path the binary was run from.
+  CLI::App app{"qdq: exact linear quantization and dequantization (ONNX Q/DQ 10-25, Quark, DirectML)", "qdq"};
   app.require_subcommand(1);
+  app.footer(kStorageNote);
+
   CLI::App* demo = app.add_subcommand(
       "demo", "Quantize and dequantize an embedded default tensor to every type and granularity; print the error table");
-  CLI11_PARSE(app, argc, argv);
+
+  qdq::tools::QuantizeOptions quantize_options;
+  int64_t quantize_axis = 1;
+  CLI::App* quantize = app.add_subcommand("quantize", "ONNX QuantizeLinear of a .npy tensor: IN.npy -> OUT.npy");
+  quantize->add_option("IN", quantize_options.input, "x: float32, float16, int32 (or bfloat16 codes) .npy")->required();
+  quantize->add_option("OUT", quantize_options.output, "y: the quantized .npy to write")->required();
+  const Handles quantize_handles = add_quantize_flags(quantize, quantize_options, quantize_axis);
+
+  qdq::tools::QuantizeOptions roundtrip_options;
+  int64_t roundtrip_axis = 1;
+  CLI::App* roundtrip = app.add_subcommand(
+      "roundtrip",
+      "Quantize then dequantize a .npy tensor; print max/mean abs error, RMSE, SQNR and the changed count");
+  roundtrip->add_option("IN", roundtrip_options.input, "x: float32, float16, int32 (or bfloat16 codes) .npy")
+      ->required();
+  roundtrip->add_option("--output,-o", roundtrip_options.output, "Also write the dequantized tensor here");
+  const Handles roundtrip_handles = add_quantize_flags(roundtrip, roundtrip_options, roundtrip_axis);
+
+  qdq::tools::DequantizeOptions dq;
+  int64_t dequantize_axis = 1;
+  CLI::App* dequantize = app.add_subcommand("dequantize", "ONNX DequantizeLinear of a .npy tensor: IN.npy -> OUT.npy");
+  dequantize->add_option("IN", dq.input, "x: int8/uint8/int16/uint16/int32 .npy, or codes with --type")->required();
+  dequantize->add_option("OUT", dq.output, "y: the dequantized .npy to write")->required();
+  dequantize->add_option("--scale,-s", dq.scale, "Scale: a number (0-D float32) or a .npy file")->required();
+  dequantize->add_option("--zero-point,-z", dq.zero_point, "Zero point: a number (0-D of x's type) or a .npy file");
+  std::vector<ElementType> dequantize_types = kQuantizedTypes;
+  dequantize_types.push_back(ElementType::kInt32);
+  dequantize
+      ->add_option("--type,-t", dq.type,
+                   "Type of x; required when the file holds codes (uint8, or ml_dtypes' '<V1'/'<f1': 4-bit, 2-bit, float8, float4)")
+      ->check(type_name(dequantize_types));
+  dequantize->add_option("--output-type", dq.output_type, "ONNX output_dtype (opset >= 23); default: the scale's type")
+      ->check(type_name(kRealTypes));
+  CLI::Option* dequantize_axis_option = dequantize->add_option("--axis,-a", dequantize_axis, "ONNX axis attribute (default 1)");
+  dequantize->add_option("--block-size,-b", dq.block_size, "ONNX block_size attribute (0 = not blocked)")
+      ->check(CLI::NonNegativeNumber);
+  dequantize->add_option("--opset", dq.opset, "ai.onnx opset the operator is taken from (10..28)");
+  dequantize->add_option("--scale-type", dq.scale_type, "Type of a scale file holding codes (bfloat16, float8_e8m0fnu)")
+      ->check(type_name({ElementType::kFloat32, ElementType::kFloat16, ElementType::kBfloat16, ElementType::kFloat8E8M0}));
+  dequantize->footer(
+      std::string("\nS and Z are numbers or .npy files; granularity follows the scale's shape as in ONNX (see\n"
+                  "'qdq quantize --help'). The output is float32 unless the scale or --output-type says otherwise.\n") +
+      kStorageNote);
+
+  qdq::tools::BenchOptions bench_options;
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Speed of the C++ kernels: Q and DQ x {uint8, int8, int4, float8_e4m3fn, float4_e2m1fn} x "
+               "{per-tensor, per-axis, blocked-32}, in GB/s against memcpy of the same bytes");
+  bench->add_option("--elements,-n", bench_options.elements, "Elements of the float32 tensor (default 2^24)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  bench->add_option("--threads", bench_options.threads, "Threads (default: QDQ_NUM_THREADS or all hardware threads)")
+      ->check(CLI::Range(0, 1024));
+  bench->footer(
+      "\nGB/s counts the bytes a cell moves (x + y + scale) over its best time; the memcpy baseline is\n"
+      "qdq::parallel_copy of the same total traffic on the same thread pool. For ONNX Runtime in the\n"
+      "same table, run bench/compare.py (Python, needs the qdq package and onnxruntime).\n");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string command;
+    for (CLI::App* sub : app.get_subcommands()) command = " " + sub->get_name();
+    return usage_error(e.what(), command);
+  }
+
+  // Cross-flag rules CLI11 cannot express.
+  if (quantize->parsed() || roundtrip->parsed()) {
+    const Handles& h = quantize->parsed() ? quantize_handles : roundtrip_handles;
+    qdq::tools::QuantizeOptions& o = quantize->parsed() ? quantize_options : roundtrip_options;
+    const std::string name = quantize->parsed() ? " quantize" : " roundtrip";
+    if (h.scale->count() == 0 && h.calibrate->count() == 0) {
+      return usage_error("one of --scale or --calibrate is required", name);
+    }
+    if (h.axis->count() > 0) o.axis = quantize->parsed() ? quantize_axis : roundtrip_axis;
+  }
+  if (dequantize->parsed() && dequantize_axis_option->count() > 0) dq.axis = dequantize_axis;
+
+  qdq::Status status;
   if (demo->parsed()) return qdq::tools::run_demo();
+  if (quantize->parsed()) status = qdq::tools::run_quantize(quantize_options);
+  if (roundtrip->parsed()) status = qdq::tools::run_roundtrip(roundtrip_options);
+  if (dequantize->parsed()) status = qdq::tools::run_dequantize(dq);
+  if (bench->parsed()) status = qdq::tools::run_bench(bench_options);
+  if (!status.ok()) {
+    std::fprintf(stderr, "qdq: error: %s\n", status.message().c_str());
+    return kRuntimeError;
+  }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Nothing may escape: an allocation failure on a huge tensor or an unexpected CLI11 exception
+  // still ends in one error line and a non-zero exit, never std::terminate.
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "qdq: error: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "qdq: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "qdq: error: unexpected failure\n");
+  }
+  return kRuntimeError;
 }

@@ -1,0 +1,636 @@
+// qdq quantize / dequantize / roundtrip: .npy files in, the core's plan + execute, .npy files out.
+//
+// The core works on qdq storage (4-bit and 2-bit types packed, every other type in its natural
+// width). numpy has no dtype for bfloat16, float8, float4 or the 4/2-bit integers, so on disk those
+// are one code per element: uint8 for the 8-bit-or-narrower types (what ml_dtypes' np.save writes
+// as '<V1', and what `.view(ml_dtypes.<type>)` reads back), uint16 for bfloat16. The conversion
+// between the two happens only in load_tensor and save_tensor below.
+#include "commands.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "npy.h"
+#include "qdq/qdq.hpp"
+
+namespace qdq::tools {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Tensors in qdq storage.
+
+struct Tensor {
+  ElementType type = ElementType::kUndefined;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> bytes;
+
+  uint64_t count() const {
+    uint64_t n = 1;
+    for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+    return n;
+  }
+  // The views point into this object: keep it alive and unmoved while they are used.
+  TensorView view() const { return {type, shape, bytes.data()}; }
+  MutableTensorView mutable_view() { return {type, shape, bytes.data()}; }
+};
+
+Tensor make_tensor(ElementType type, std::vector<int64_t> shape) {
+  Tensor t{type, std::move(shape), {}};
+  // At least one byte, so that an empty tensor still has a non-null data pointer.
+  t.bytes.assign(std::max<uint64_t>(storage_bytes(type, t.count()), 1), 0);
+  return t;
+}
+
+// The bit pattern of element i (types of 32 bits or fewer; little-endian storage).
+uint32_t get_code(const Tensor& t, uint64_t i) {
+  const ElementTypeInfo& row = info(t.type);
+  if (row.is_packed()) {
+    const uint64_t per_byte = static_cast<uint64_t>(row.elements_per_byte());
+    const unsigned shift = static_cast<unsigned>((i % per_byte) * row.bits);
+    return (t.bytes[i / per_byte] >> shift) & ((1u << row.bits) - 1u);
+  }
+  uint32_t code = 0;
+  const int width = row.bytes_per_element();
+  for (int b = 0; b < width; ++b) code |= static_cast<uint32_t>(t.bytes[i * width + b]) << (8 * b);
+  return code;
+}
+
+void set_code(Tensor& t, uint64_t i, uint32_t code) {
+  const ElementTypeInfo& row = info(t.type);
+  if (row.is_packed()) {
+    const uint64_t per_byte = static_cast<uint64_t>(row.elements_per_byte());
+    const unsigned shift = static_cast<unsigned>((i % per_byte) * row.bits);
+    const uint32_t mask = ((1u << row.bits) - 1u) << shift;
+    unsigned char& byte = t.bytes[i / per_byte];
+    byte = static_cast<unsigned char>((byte & ~mask) | ((code << shift) & mask));
+    return;
+  }
+  const int width = row.bytes_per_element();
+  for (int b = 0; b < width; ++b) t.bytes[i * width + b] = static_cast<unsigned char>(code >> (8 * b));
+}
+
+// Types numpy stores natively, with their descriptors; everything else travels as codes.
+struct NativeDtype {
+  ElementType type;
+  const char* descr;
+};
+constexpr NativeDtype kNativeDtypes[] = {
+    {ElementType::kFloat32, "<f4"}, {ElementType::kFloat16, "<f2"}, {ElementType::kInt32, "<i4"},
+    {ElementType::kUint32, "<u4"},  {ElementType::kInt16, "<i2"},   {ElementType::kUint16, "<u2"},
+    {ElementType::kInt8, "|i1"},    {ElementType::kUint8, "|u1"},
+};
+
+std::optional<ElementType> native_type(const std::string& descr) {
+  for (const NativeDtype& d : kNativeDtypes) {
+    if (descr == d.descr) return d.type;
+  }
+  return std::nullopt;
+}
+
+const char* native_descr(ElementType type) {
+  for (const NativeDtype& d : kNativeDtypes) {
+    if (d.type == type) return d.descr;
+  }
+  return nullptr;
+}
+
+// Whether a file holding `descr` may carry codes of `type` (a type numpy has no dtype for): one
+// byte per element for the 8-bit-and-narrower types, uint16 for bfloat16. '|V1'/'<V2' are what
+// np.save writes for ml_dtypes arrays, except float8_e5m2, whose dtype numpy files as '|f1'.
+bool holds_codes_of(const std::string& descr, ElementType type) {
+  if (native_descr(type) != nullptr) return false;
+  if (type == ElementType::kBfloat16) return descr == "<u2" || descr == "<V2";
+  return info(type).bits <= 8 && (descr == "|u1" || descr == "|V1" || descr == "|f1");
+}
+
+// "float64" for "<f8": a readable name for a dtype qdq does not handle, for messages.
+std::string dtype_name(const std::string& descr) {
+  if (std::optional<ElementType> type = native_type(descr)) return std::string(name(*type));
+  const char kind = descr.size() > 1 ? descr[1] : '?';
+  const std::string bits = std::to_string(std::atoi(descr.c_str() + 2) * 8);
+  switch (kind) {
+    case 'f': return "float" + bits;
+    case 'i': return "int" + bits;
+    case 'u': return "uint" + bits;
+    case 'c': return "complex" + bits;
+    case 'b': return "bool";
+    case 'V': return descr + " (raw bytes, as ml_dtypes types are saved)";
+    default: return descr;
+  }
+}
+
+// Loads a .npy file as a qdq tensor. `declared` is the type the user named for this input
+// (--type, --input-type, --scale-type), `flag` that option's name for messages.
+Result<Tensor> load_tensor(const std::string& path, const char* role, std::optional<ElementType> declared,
+                           const char* flag) {
+  Result<NpyArray> file = read_npy(path);
+  if (!file.ok()) return file.status();
+  const NpyArray& array = file.value();
+  const std::optional<ElementType> native = native_type(array.descr);
+  const std::string where = std::string(role) + " ('" + path + "')";
+
+  ElementType type = ElementType::kUndefined;
+  bool from_codes = false;
+  if (declared) {
+    if (native == declared) {
+      type = *declared;
+    } else if (holds_codes_of(array.descr, *declared)) {
+      type = *declared;
+      from_codes = true;
+    } else {
+      const std::string expected = *declared == ElementType::kBfloat16 ? "uint16 codes or ml_dtypes bfloat16"
+                                   : native_descr(*declared)        ? std::string(name(*declared))
+                                                                    : "uint8 codes, one per element, or ml_dtypes' " +
+                                                                          std::string(name(*declared));
+      return Status::invalid_argument(where + " holds " + dtype_name(array.descr) + " but " + flag + " is " +
+                                      std::string(name(*declared)) + " (expected " + expected + ")");
+    }
+  } else if (native) {
+    type = *native;
+  } else if (array.descr == "<V2") {
+    type = ElementType::kBfloat16;  // the only 2-byte ml_dtypes type
+    from_codes = true;
+  } else if (array.descr == "|V1" || array.descr == "|f1") {
+    return Status::invalid_argument(where + " holds 1-byte ml_dtypes codes ('" + array.descr +
+                                    "'); say which type with " + flag);
+  } else {
+    return Status::invalid_argument(where + " has dtype " + dtype_name(array.descr) +
+                                    ", which qdq does not handle (convert it, e.g. x.astype(np.float32))");
+  }
+
+  Tensor tensor = make_tensor(type, array.shape);
+  const ElementTypeInfo& row = info(type);
+  if (from_codes && row.is_packed()) {
+    // One code per byte on disk, packed in memory. A byte with bits above the type's width is not
+    // a code of that type; reject it rather than silently dropping the high bits.
+    const uint64_t n = tensor.count();
+    for (uint64_t i = 0; i < n; ++i) {
+      const unsigned char code = array.data[i];
+      if (code >> row.bits) {
+        char text[160];
+        std::snprintf(text, sizeof text, " has byte 0x%02x at flat index %llu, which is not a %d-bit %s code", code,
+                      static_cast<unsigned long long>(i), static_cast<int>(row.bits), std::string(name(type)).c_str());
+        return Status::invalid_argument(where + text);
+      }
+      set_code(tensor, i, code);
+    }
+  } else if (!array.data.empty()) {
+    std::memcpy(tensor.bytes.data(), array.data.data(), array.data.size());
+  }
+  return tensor;
+}
+
+// How a type is written to .npy, for the "wrote ..." lines and --help.
+std::string storage_note(ElementType type) {
+  if (native_descr(type) != nullptr) return "";
+  const std::string codes = type == ElementType::kBfloat16 ? "uint16" : "uint8";
+  return " as " + codes + " codes (np.load(path).view(ml_dtypes." + std::string(name(type)) + "))";
+}
+
+Status save_tensor(const std::string& path, const Tensor& tensor) {
+  if (const char* descr = native_descr(tensor.type)) {
+    return write_npy(path, descr, tensor.shape, tensor.bytes.data(), storage_bytes(tensor.type, tensor.count()));
+  }
+  if (tensor.type == ElementType::kBfloat16) {
+    return write_npy(path, "<u2", tensor.shape, tensor.bytes.data(), tensor.count() * 2);
+  }
+  // 8-bit codes are already one per byte; packed types are unpacked to one per byte.
+  std::vector<unsigned char> codes(tensor.count());
+  for (uint64_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<unsigned char>(get_code(tensor, i));
+  return write_npy(path, "|u1", tensor.shape, codes.data(), codes.size());
+}
+
+// "wrote y.npy: int4 [4, 6] as uint8 codes (...)", with `what` ("scale, minmax, ...") after it.
+void print_wrote(const std::string& path, const Tensor& tensor, const std::string& what) {
+  std::printf("wrote %s: %s %s%s%s\n", path.c_str(), std::string(name(tensor.type)).c_str(),
+              shape_text(tensor.shape).c_str(), what.empty() ? "" : (" " + what).c_str(),
+              storage_note(tensor.type).c_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values as doubles (for calibration and error statistics). Every type decoded here converts to
+// double exactly.
+
+double half_to_double(uint16_t h) {
+  const int exponent = (h >> 10) & 0x1F;
+  const int mantissa = h & 0x3FF;
+  const double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (exponent == 0x1F) return mantissa ? std::numeric_limits<double>::quiet_NaN() : sign * INFINITY;
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);  // subnormal
+  return sign * std::ldexp(mantissa + 1024, exponent - 25);
+}
+
+float bits_to_float(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+Result<std::vector<double>> values_as_double(const Tensor& t, const char* role) {
+  std::vector<double> values(t.count());
+  for (uint64_t i = 0; i < values.size(); ++i) {
+    const uint32_t code = get_code(t, i);
+    switch (t.type) {
+      case ElementType::kFloat32: values[i] = bits_to_float(code); break;
+      case ElementType::kFloat16: values[i] = half_to_double(static_cast<uint16_t>(code)); break;
+      case ElementType::kBfloat16: values[i] = bits_to_float(code << 16); break;
+      case ElementType::kInt32: values[i] = static_cast<int32_t>(code); break;
+      case ElementType::kUint32: values[i] = code; break;
+      case ElementType::kInt16: values[i] = static_cast<int16_t>(code); break;
+      case ElementType::kUint16: values[i] = code; break;
+      case ElementType::kInt8: values[i] = static_cast<int8_t>(code); break;
+      case ElementType::kUint8: values[i] = code; break;
+      default:
+        return Status::invalid_argument(std::string(role) + " has type " + std::string(name(t.type)) +
+                                        "; expected float32, float16, bfloat16 or an integer type");
+    }
+  }
+  return values;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command-line values: numbers or .npy paths.
+
+// A number, if `text` is one in full ("0.05", "-3", "1e-3"). Names ending in .npy are always paths,
+// so that a file called e.g. "1.npy" is never mistaken for a number.
+std::optional<double> parse_number(const std::string& text) {
+  if (text.empty() || (text.size() >= 4 && text.compare(text.size() - 4, 4, ".npy") == 0)) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE) return std::nullopt;
+  return value;
+}
+
+std::string number_text(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
+Result<std::optional<ElementType>> optional_type(const std::string& text) {
+  if (text.empty()) return std::optional<ElementType>();
+  std::optional<ElementType> type = element_type_from_name(text);
+  if (!type) return Status::invalid_argument("unknown type '" + text + "'");
+  return type;
+}
+
+// --scale: a number is a 0-D float32 scale (per-tensor); otherwise a .npy file.
+Result<Tensor> load_scale(const std::string& text, const std::string& scale_type) {
+  if (std::optional<double> value = parse_number(text)) {
+    const float scale = static_cast<float>(*value);
+    if (std::isfinite(*value) && !std::isfinite(scale)) {
+      return Status::invalid_argument("scale " + text + " is out of float32 range");
+    }
+    Tensor t = make_tensor(ElementType::kFloat32, {});
+    std::memcpy(t.bytes.data(), &scale, sizeof scale);
+    return t;
+  }
+  Result<std::optional<ElementType>> declared = optional_type(scale_type);
+  if (!declared.ok()) return declared.status();
+  return load_tensor(text, "scale", declared.value(), "--scale-type");
+}
+
+// A zero point given as a number: a 0-D tensor of `type` holding exactly that value, or an error
+// if the type cannot hold it (3.5 for int8, 300 for uint8, 0.3 for float8_e4m3fn).
+Result<Tensor> zero_point_from_number(double value, const std::string& text, ElementType type) {
+  const ElementTypeInfo& row = info(type);
+  Tensor t = make_tensor(type, {});
+  const Status not_exact = Status::invalid_argument("zero point " + text + " is not a value of " +
+                                                    std::string(name(type)));
+  if (row.is_integer()) {
+    if (value != std::nearbyint(value) || value < row.lowest || value > row.max) return not_exact;
+    set_code(t, 0, static_cast<uint32_t>(static_cast<int64_t>(value)));
+    return t;
+  }
+  // Float types: let the core's exact codec encode it (quantize with scale 1, no saturation), then
+  // decode it back; the value is accepted only if it survives unchanged.
+  const float x = static_cast<float>(value);
+  if (static_cast<double>(x) != value) return not_exact;
+  const float one = 1.0f;
+  QuantizeLinearAttributes q;
+  q.saturate = 0;
+  q.output_dtype = static_cast<int64_t>(type);
+  Status status = quantize_linear({ElementType::kFloat32, {}, &x}, {ElementType::kFloat32, {}, &one}, nullptr, q,
+                                  t.mutable_view());
+  if (!status.ok()) return not_exact;
+  float back = 0.0f;
+  status = dequantize_linear(t.view(), {ElementType::kFloat32, {}, &one}, nullptr, {},
+                             {ElementType::kFloat32, {}, &back});
+  if (!status.ok() || back != x) return not_exact;
+  return t;
+}
+
+Result<Tensor> load_zero_point(const std::string& text, ElementType type, const char* flag) {
+  if (std::optional<double> value = parse_number(text)) return zero_point_from_number(*value, text, type);
+  return load_tensor(text, "zero point", type, flag);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calibration.
+
+struct Calibration {
+  Tensor scale;
+  Tensor zero_point;
+  std::string description;  // "minmax, per-axis (axis 0)"
+};
+
+// Computes scale and zero point per group. The formulas (also in --help and README):
+//   integer T, minmax:    lo = min(x, 0), hi = max(x, 0); scale = (hi - lo) / (qmax - qmin);
+//                         zp = clamp(round_half_even(qmin - lo / scale), qmin, qmax)
+//   integer T, symmetric: scale = max|x| / qmax; zp = 0
+//   float T (both):       scale = max|x| / max(T); zp = 0
+// in float64, each scale then rounded once to float32 (zp uses that float32 scale). A group whose
+// range is 0 (or whose float32 scale would be 0) gets scale 1. NaN and +-inf are ignored.
+Result<Calibration> calibrate(const Tensor& x, ElementType type, const QuantizeOptions& options) {
+  Result<std::vector<double>> values_or = values_as_double(x, "x");
+  if (!values_or.ok()) return values_or.status();
+  const std::vector<double>& values = values_or.value();
+  const ElementTypeInfo& t = info(type);
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+
+  // x as [outer, D, inner] around the calibration axis; a group per scale element.
+  std::vector<int64_t> scale_shape;
+  int64_t outer = 1, extent = 1, inner = 1, groups_along = 1;
+  const bool blocked = options.block_size > 0;
+  Calibration result;
+  result.description = options.calibrate;
+  if (blocked || options.per_axis) {
+    int64_t axis = options.axis.value_or(1);
+    if (axis < -rank || axis >= rank) {
+      return Status::invalid_argument("axis " + std::to_string(axis) + " is out of range for x of rank " +
+                                      std::to_string(rank) + " (allowed " + std::to_string(-rank) + ".." +
+                                      std::to_string(rank - 1) + ")");
+    }
+    if (axis < 0) axis += rank;
+    for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+    extent = x.shape[axis];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+    if (blocked) {
+      groups_along = (extent + options.block_size - 1) / options.block_size;
+      scale_shape = x.shape;
+      scale_shape[axis] = groups_along;
+      result.description += ", blocked (axis " + std::to_string(axis) + ", block " +
+                            std::to_string(options.block_size) + ")";
+    } else {
+      groups_along = extent;
+      scale_shape = {extent};
+      result.description += ", per-axis (axis " + std::to_string(axis) + ")";
+    }
+  } else {
+    result.description += ", per-tensor";
+  }
+  result.scale = make_tensor(ElementType::kFloat32, scale_shape);
+  result.zero_point = make_tensor(type, scale_shape);
+  const uint64_t group_count = result.scale.count();
+
+  // Finite range of each group.
+  std::vector<double> lo(group_count, INFINITY), hi(group_count, -INFINITY);
+  for (uint64_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) continue;
+    uint64_t g = 0;
+    if (blocked) {
+      const uint64_t n = i % inner, d = (i / inner) % extent, o = i / (inner * extent);
+      g = (o * groups_along + d / options.block_size) * inner + n;
+    } else if (options.per_axis) {
+      g = (i / inner) % extent;
+    }
+    lo[g] = std::min(lo[g], values[i]);
+    hi[g] = std::max(hi[g], values[i]);
+  }
+
+  const double qmin = t.lowest, qmax = t.max;
+  const bool minmax = options.calibrate == "minmax" && t.is_integer();
+  for (uint64_t g = 0; g < group_count; ++g) {
+    const double low = std::min(lo[g] <= hi[g] ? lo[g] : 0.0, 0.0);
+    const double high = std::max(lo[g] <= hi[g] ? hi[g] : 0.0, 0.0);
+    const double magnitude = std::max(-low, high);
+    const double range = minmax ? high - low : magnitude;
+    const double divisor = minmax ? qmax - qmin : qmax;
+    float scale = static_cast<float>(range / divisor);
+    if (range == 0.0 || scale == 0.0f) scale = 1.0f;
+    std::memcpy(result.scale.bytes.data() + g * sizeof(float), &scale, sizeof scale);
+    if (minmax) {
+      const double zp = std::clamp(std::nearbyint(qmin - low / static_cast<double>(scale)), qmin, qmax);
+      set_code(result.zero_point, g, static_cast<uint32_t>(static_cast<int64_t>(zp)));
+    }  // else 0, which is code 0 for every quantized type
+  }
+  return result;
+}
+
+// "OUT.npy" -> "OUT.scale.npy".
+std::string beside(const std::string& output, const char* suffix) {
+  std::string stem = output;
+  if (stem.size() >= 4 && stem.compare(stem.size() - 4, 4, ".npy") == 0) stem.resize(stem.size() - 4);
+  return stem + "." + suffix + ".npy";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantize (shared by quantize and roundtrip).
+
+struct Quantized {
+  Tensor x, y, scale, zero_point;
+  bool has_zero_point = false;
+  std::optional<Calibration> calibration;
+};
+
+Result<Quantized> quantize(const QuantizeOptions& options) {
+  Result<std::optional<ElementType>> type_or = optional_type(options.type);
+  Result<std::optional<ElementType>> input_type = optional_type(options.input_type);
+  Result<std::optional<ElementType>> precision = optional_type(options.precision);
+  for (const auto* r : {&type_or, &input_type, &precision}) {
+    if (!r->ok()) return r->status();
+  }
+  if (!type_or.value()) return Status::invalid_argument("--type is required");
+  const ElementType type = *type_or.value();
+
+  Quantized q;
+  Result<Tensor> x = load_tensor(options.input, "x", input_type.value(), "--input-type");
+  if (!x.ok()) return x.status();
+  q.x = std::move(x.value());
+
+  if (!options.calibrate.empty()) {
+    Result<Calibration> calibration = calibrate(q.x, type, options);
+    if (!calibration.ok()) return calibration.status();
+    q.scale = calibration.value().scale;
+    q.zero_point = calibration.value().zero_point;
+    q.has_zero_point = true;
+    q.calibration = std::move(calibration.value());
+  } else {
+    Result<Tensor> scale = load_scale(options.scale, options.scale_type);
+    if (!scale.ok()) return scale.status();
+    q.scale = std::move(scale.value());
+    if (!options.zero_point.empty()) {
+      Result<Tensor> zp = load_zero_point(options.zero_point, type, "--type");
+      if (!zp.ok()) return zp.status();
+      q.zero_point = std::move(zp.value());
+      q.has_zero_point = true;
+    } else if (options.opset < 21 && info(type).is_integer() && type != ElementType::kUint8) {
+      // Before version 21 QuantizeLinear has no output_dtype: the output type is the zero
+      // point's. A zero zero point of type T (the scale's shape) is what such a model carries,
+      // and adding 0 changes no integer result.
+      q.zero_point = make_tensor(type, q.scale.shape);
+      q.has_zero_point = true;
+    }
+  }
+
+  QuantizeLinearAttributes attributes;
+  if (options.axis) attributes.axis = *options.axis;
+  attributes.block_size = options.block_size;
+  attributes.saturate = options.saturate;
+  attributes.opset = options.opset;
+  if (precision.value()) attributes.precision = static_cast<int64_t>(*precision.value());
+  // The output type comes from the zero point when there is one (ONNX); otherwise output_dtype
+  // says it, left unset for uint8 (the default) so that opsets before 21 work.
+  if (!q.has_zero_point && type != ElementType::kUint8) attributes.output_dtype = static_cast<int64_t>(type);
+
+  const TensorView zp_view = q.zero_point.view();
+  Result<Plan> plan =
+      plan_quantize_linear(q.x.view(), q.scale.view(), q.has_zero_point ? &zp_view : nullptr, attributes);
+  if (!plan.ok()) return plan.status();
+  q.y = make_tensor(plan.value().output_type, q.x.shape);
+  Status status = execute(plan.value(), q.y.mutable_view());
+  if (!status.ok()) return status;
+  return q;
+}
+
+// Calibrated parameters go beside the output, so that the output can be dequantized (or x
+// re-quantized) later with exactly the scale and zero point that produced it.
+Status save_calibration(const std::string& output, const Calibration& c) {
+  const std::string scale_path = beside(output, "scale");
+  const std::string zp_path = beside(output, "zero_point");
+  Status status = save_tensor(scale_path, c.scale);
+  if (status.ok()) status = save_tensor(zp_path, c.zero_point);
+  if (!status.ok()) return status;
+  print_wrote(scale_path, c.scale, "scale (" + c.description + ")");
+  print_wrote(zp_path, c.zero_point, "zero point");
+  return Status();
+}
+
+}  // namespace
+
+Status run_quantize(const QuantizeOptions& options) {
+  Result<Quantized> q = quantize(options);
+  if (!q.ok()) return q.status();
+  Status status = save_tensor(options.output, q.value().y);
+  if (!status.ok()) return status;
+  print_wrote(options.output, q.value().y, "");
+  if (q.value().calibration) return save_calibration(options.output, *q.value().calibration);
+  return Status();
+}
+
+Status run_dequantize(const DequantizeOptions& options) {
+  Result<std::optional<ElementType>> type = optional_type(options.type);
+  Result<std::optional<ElementType>> output_type = optional_type(options.output_type);
+  for (const auto* r : {&type, &output_type}) {
+    if (!r->ok()) return r->status();
+  }
+  Result<Tensor> x = load_tensor(options.input, "x", type.value(), "--type");
+  if (!x.ok()) return x.status();
+  Result<Tensor> scale = load_scale(options.scale, options.scale_type);
+  if (!scale.ok()) return scale.status();
+  Tensor zero_point;
+  if (!options.zero_point.empty()) {
+    // The zero point has x's type, whether x's came from the file or from --type.
+    Result<Tensor> zp = load_zero_point(options.zero_point, x.value().type, "--type");
+    if (!zp.ok()) return zp.status();
+    zero_point = std::move(zp.value());
+  }
+
+  DequantizeLinearAttributes attributes;
+  if (options.axis) attributes.axis = *options.axis;
+  attributes.block_size = options.block_size;
+  attributes.opset = options.opset;
+  if (output_type.value()) attributes.output_dtype = static_cast<int64_t>(*output_type.value());
+  const TensorView zp_view = zero_point.view();
+  Result<Plan> plan = plan_dequantize_linear(x.value().view(), scale.value().view(),
+                                             options.zero_point.empty() ? nullptr : &zp_view, attributes);
+  if (!plan.ok()) return plan.status();
+  Tensor y = make_tensor(plan.value().output_type, x.value().shape);
+  Status status = execute(plan.value(), y.mutable_view());
+  if (status.ok()) status = save_tensor(options.output, y);
+  if (!status.ok()) return status;
+  print_wrote(options.output, y, "");
+  return Status();
+}
+
+Status run_roundtrip(const QuantizeOptions& options) {
+  Result<Quantized> q_or = quantize(options);
+  if (!q_or.ok()) return q_or.status();
+  const Quantized& q = q_or.value();
+
+  // Dequantize with the same scale, zero point and attributes; the output type is the scale's
+  // (float32 for a number or a calibrated scale), so x's own rounding adds no error.
+  DequantizeLinearAttributes attributes;
+  if (options.axis) attributes.axis = *options.axis;
+  attributes.block_size = options.block_size;
+  attributes.opset = options.opset;
+  const TensorView zp_view = q.zero_point.view();
+  Result<Plan> plan = plan_dequantize_linear(q.y.view(), q.scale.view(), q.has_zero_point ? &zp_view : nullptr,
+                                             attributes);
+  if (!plan.ok()) return plan.status();
+  Tensor restored = make_tensor(plan.value().output_type, q.x.shape);
+  Status status = execute(plan.value(), restored.mutable_view());
+  if (!status.ok()) return status;
+
+  Result<std::vector<double>> x_or = values_as_double(q.x, "x");
+  Result<std::vector<double>> r_or = values_as_double(restored, "the dequantized tensor");
+  if (!x_or.ok()) return x_or.status();
+  if (!r_or.ok()) return r_or.status();
+  const std::vector<double>& xs = x_or.value();
+  const std::vector<double>& rs = r_or.value();
+
+  // Statistics over the elements whose x is finite (a NaN or inf input has no error to measure);
+  // "changed" counts every element whose value differs (NaN -> NaN counts as unchanged).
+  double max_abs = 0.0, sum_abs = 0.0, sum_sq = 0.0, signal = 0.0;
+  uint64_t finite = 0, changed = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const bool same = xs[i] == rs[i] || (std::isnan(xs[i]) && std::isnan(rs[i]));
+    if (!same) ++changed;
+    if (!std::isfinite(xs[i])) continue;
+    ++finite;
+    const double error = std::fabs(rs[i] - xs[i]);
+    max_abs = std::max(max_abs, error);
+    sum_abs += error;
+    sum_sq += error * error;
+    signal += xs[i] * xs[i];
+  }
+  const double n = finite ? static_cast<double>(finite) : 1.0;
+  const double sqnr = sum_sq > 0 ? 10.0 * std::log10(signal / sum_sq) : INFINITY;
+
+  std::printf("roundtrip: x %s %s -> %s -> %s\n", std::string(name(q.x.type)).c_str(), shape_text(q.x.shape).c_str(),
+              std::string(name(q.y.type)).c_str(), std::string(name(restored.type)).c_str());
+  if (q.calibration) std::printf("calibration:    %s\n", q.calibration->description.c_str());
+  if (q.scale.count() == 1 && q.scale.type == ElementType::kFloat32) {
+    float s;
+    std::memcpy(&s, q.scale.bytes.data(), sizeof s);
+    std::printf("scale:          %.9g\n", static_cast<double>(s));
+  }
+  std::printf("max abs error:  %.9g\n", max_abs);
+  std::printf("mean abs error: %.9g\n", sum_abs / n);
+  std::printf("RMSE:           %.9g\n", std::sqrt(sum_sq / n));
+  std::printf("SQNR dB:        %.4f\n", sqnr);
+  std::printf("changed:        %llu of %llu elements\n", static_cast<unsigned long long>(changed),
+              static_cast<unsigned long long>(xs.size()));
+  if (finite != xs.size()) {
+    std::printf("non-finite x:   %llu elements (left out of the error statistics)\n",
+                static_cast<unsigned long long>(xs.size() - finite));
+  }
+
+  if (!options.output.empty()) {
+    status = save_tensor(options.output, restored);
+    if (!status.ok()) return status;
+    print_wrote(options.output, restored, "dequantized");
+    if (q.calibration) return save_calibration(options.output, *q.calibration);
+  }
+  return Status();
+}
+
+}  // namespace qdq::tools
