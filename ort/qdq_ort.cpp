@@ -22,15 +22,44 @@ namespace {
 
 const OrtApi* g_api = nullptr;
 
+// ONNX Runtime's C enum equals TensorProto's codes up to FLOAT4E2M1 (23); after it the C API
+// ordered UINT2, INT2, FLOAT8E8M0 (24, 25, 26) while TensorProto has FLOAT8E8M0, UINT2, INT2.
+// The 1.17 header predates all three, so they are spelled out here.
+constexpr auto kOrtUint2 = static_cast<ONNXTensorElementDataType>(24);
+constexpr auto kOrtInt2 = static_cast<ONNXTensorElementDataType>(25);
+constexpr auto kOrtFloat8E8M0 = static_cast<ONNXTensorElementDataType>(26);
+
+qdq::ElementType from_ort(ONNXTensorElementDataType type) {
+  switch (static_cast<int>(type)) {
+    case 24: return qdq::ElementType::kUint2;
+    case 25: return qdq::ElementType::kInt2;
+    case 26: return qdq::ElementType::kFloat8E8M0;
+    default: return static_cast<qdq::ElementType>(type);
+  }
+}
+
+ONNXTensorElementDataType to_ort(int64_t tensor_proto_code) {
+  switch (tensor_proto_code) {
+    case 24: return kOrtFloat8E8M0;
+    case 25: return kOrtUint2;
+    case 26: return kOrtInt2;
+    default: return static_cast<ONNXTensorElementDataType>(tensor_proto_code);
+  }
+}
+
 enum class OpKind { kOnnxQuantize, kOnnxDequantize, kQuarkQuantize, kQuarkDequantize };
 
 bool is_quantize(OpKind kind) { return kind == OpKind::kOnnxQuantize || kind == OpKind::kQuarkQuantize; }
 
-// Our op description; OrtCustomOp first so ORT's pointer converts back.
+// Our op description; OrtCustomOp first so ORT's pointer converts back. ORT's type-agnostic
+// ("undefined") inputs accept a fixed list of tensor types that lacks int2, uint2 and e8m0, so
+// those are registered as extra variants of the same op with the type spelled out.
 struct QdqOp {
   OrtCustomOp base;
   OpKind kind;
   const char* name;
+  ONNXTensorElementDataType input_types[3];
+  ONNXTensorElementDataType output_type;
 };
 
 const QdqOp& op_of(const OrtCustomOp* op) { return *reinterpret_cast<const QdqOp*>(op); }
@@ -85,8 +114,8 @@ OrtStatus* describe(const OrtValue* value, Tensor* tensor) {
   }
   g_api->ReleaseTensorTypeAndShapeInfo(info);
   if (status != nullptr) return status;
-  // ORT's element-type enum uses TensorProto codes; qdq's front doors check that they know it.
-  tensor->type = static_cast<qdq::ElementType>(element);
+  // qdq's front doors check that they know the type.
+  tensor->type = from_ort(element);
   return g_api->GetTensorMutableData(const_cast<OrtValue*>(value), &tensor->data);
 }
 
@@ -226,13 +255,13 @@ OrtStatus* infer(const OrtCustomOp* op, OrtShapeInferContext* context) {
   switch (kind) {
     case OpKind::kOnnxQuantize: {
       const int64_t requested = infer_attribute(context, "output_dtype", 0);
-      if (requested != 0) output = static_cast<ONNXTensorElementDataType>(requested);
+      if (requested != 0) output = to_ort(requested);
       else if (input_type(context, 2, &from_input)) output = from_input;
       break;
     }
     case OpKind::kOnnxDequantize: {
       const int64_t requested = infer_attribute(context, "output_dtype", 0);
-      if (requested != 0) output = static_cast<ONNXTensorElementDataType>(requested);
+      if (requested != 0) output = to_ort(requested);
       else if (input_type(context, 1, &from_input)) output = from_input;
       else output = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
       break;
@@ -276,18 +305,27 @@ OrtStatus* guarded(Body&& body) {
   }
 }
 
-QdqOp make_op(OpKind kind, const char* name) {
+constexpr ONNXTensorElementDataType kAny = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+
+QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
+              ONNXTensorElementDataType scale = kAny, ONNXTensorElementDataType zero_point = kAny,
+              ONNXTensorElementDataType output = kAny) {
   QdqOp op{};
   op.kind = kind;
   op.name = name;
+  op.input_types[0] = x;
+  op.input_types[1] = scale;
+  op.input_types[2] = zero_point;
+  op.output_type = output;
   OrtCustomOp& base = op.base;
   base.version = ORT_API_VERSION;
   base.GetName = [](const OrtCustomOp* self) { return op_of(self).name; };
   base.GetExecutionProviderType = [](const OrtCustomOp*) { return "CPUExecutionProvider"; };
-  // Any element type: the front doors check types and name the rule when one is not allowed.
-  base.GetInputType = [](const OrtCustomOp*, size_t) { return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED; };
+  // Undefined = any element type: the front doors check types and name the rule when one is not
+  // allowed.
+  base.GetInputType = [](const OrtCustomOp* self, size_t index) { return op_of(self).input_types[index]; };
   base.GetInputTypeCount = [](const OrtCustomOp*) -> size_t { return 3; };
-  base.GetOutputType = [](const OrtCustomOp*, size_t) { return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED; };
+  base.GetOutputType = [](const OrtCustomOp* self, size_t) { return op_of(self).output_type; };
   base.GetOutputTypeCount = [](const OrtCustomOp*) -> size_t { return 1; };
   base.GetInputCharacteristic = [](const OrtCustomOp*, size_t index) {
     return index == 2 ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
@@ -332,14 +370,44 @@ QdqOp make_op(OpKind kind, const char* name) {
 
 // The op tables live for the whole process: ORT keeps pointers to them in every session.
 const std::vector<QdqOp>& ops() {
-  static const std::vector<QdqOp> table = {
-      make_op(OpKind::kQuarkQuantize, "ExtendedQuantizeLinear"),
-      make_op(OpKind::kQuarkDequantize, "ExtendedDequantizeLinear"),
-      make_op(OpKind::kQuarkQuantize, "VitisQuantizeLinear"),
-      make_op(OpKind::kQuarkDequantize, "VitisDequantizeLinear"),
-      make_op(OpKind::kOnnxQuantize, "QuantizeLinear"),
-      make_op(OpKind::kOnnxDequantize, "DequantizeLinear"),
-  };
+  static const std::vector<QdqOp> table = [] {
+    std::vector<QdqOp> all = {
+        make_op(OpKind::kQuarkQuantize, "ExtendedQuantizeLinear"),
+        make_op(OpKind::kQuarkDequantize, "ExtendedDequantizeLinear"),
+        make_op(OpKind::kQuarkQuantize, "VitisQuantizeLinear"),
+        make_op(OpKind::kQuarkDequantize, "VitisDequantizeLinear"),
+    };
+    // ai.qdq: one variant per (x, scale, output) type combination of QuantizeLinear-25 and
+    // DequantizeLinear-25, so that ORT's schema lists every type explicitly.
+    using E = qdq::ElementType;
+    const E quantized[] = {E::kUint8, E::kInt8,  E::kUint16, E::kInt16, E::kUint4, E::kInt4, E::kUint2, E::kInt2,
+                           E::kFloat8E4M3FN, E::kFloat8E4M3FNUZ, E::kFloat8E5M2, E::kFloat8E5M2FNUZ, E::kFloat4E2M1};
+    const E q_inputs[] = {E::kFloat32, E::kFloat16, E::kBfloat16, E::kInt32};
+    const E q_scales[] = {E::kFloat32, E::kFloat16, E::kBfloat16, E::kInt32, E::kFloat8E8M0};
+    const E dq_scales[] = {E::kFloat32, E::kFloat16, E::kBfloat16, E::kFloat8E8M0};
+    const E dq_outputs[] = {E::kFloat32, E::kFloat16, E::kBfloat16};
+    const auto ort = [](E type) { return to_ort(static_cast<int64_t>(type)); };
+    for (E x : q_inputs) {
+      for (E scale : q_scales) {
+        for (E out : quantized) {
+          all.push_back(make_op(OpKind::kOnnxQuantize, "QuantizeLinear", ort(x), ort(scale), ort(out), ort(out)));
+        }
+      }
+    }
+    for (E x : quantized) {
+      for (E scale : dq_scales) {
+        for (E out : dq_outputs) {
+          all.push_back(make_op(OpKind::kOnnxDequantize, "DequantizeLinear", ort(x), ort(scale), ort(x), ort(out)));
+        }
+      }
+    }
+    for (E scale : dq_scales) {  // int32 x
+      for (E out : dq_outputs) {
+        all.push_back(make_op(OpKind::kOnnxDequantize, "DequantizeLinear", ort(E::kInt32), ort(scale), ort(E::kInt32), ort(out)));
+      }
+    }
+    return all;
+  }();
   return table;
 }
 
@@ -360,7 +428,8 @@ extern "C" __attribute__((visibility("default"))) OrtStatus* RegisterCustomOps(O
   g_api = api_base->GetApi(ORT_API_VERSION);
   if (g_api == nullptr) return nullptr;  // a runtime older than the C API version 17 cannot be served
   return guarded([&]() -> OrtStatus* {
-    static const DomainSpec domains[] = {{"com.amd.quark", 0, 2}, {"com.vai.quantize", 2, 2}, {"ai.qdq", 4, 2}};
+    static const DomainSpec domains[] = {
+        {"com.amd.quark", 0, 2}, {"com.vai.quantize", 2, 2}, {"ai.qdq", 4, ops().size() - 4}};
     std::lock_guard<std::mutex> lock(g_domains_mutex);
     for (const DomainSpec& spec : domains) {
       OrtCustomOpDomain* domain = nullptr;
