@@ -7,6 +7,7 @@
 //   store:   codes -> y (narrowed, or packed two or four per byte)
 // Every step is exact or rounds exactly where the reference rounds, so the output equals the
 // reference's bit for bit (tests/kernels_test.cpp checks every target).
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
@@ -34,7 +35,7 @@ using VF = hn::Vec<DF>;
 using VI = hn::Vec<DI>;
 using VU = hn::Vec<DU>;
 
-constexpr size_t kBlock = 256;
+constexpr size_t kBlock = 1024;
 constexpr size_t kPadded = kBlock + 64;  // room for a whole vector past the block (AVX-512: 16)
 
 // --- Float codecs in lanes ------------------------------------------------------------------
@@ -319,11 +320,15 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
     }
   } else {
     o->scale = nullptr;
-    o->scale_constant = static_cast<float>(codec::load_value(plan.scale.data, *c.scale, run.scale_index));
+    if (offset == 0) {  // constant over the run: decoded once
+      o->scale_constant = static_cast<float>(codec::load_value(plan.scale.data, *c.scale, run.scale_index));
+    }
   }
   o->zero_point = nullptr;
-  o->zero_point_constant = 0.0f;
-  if (c.zero_point == nullptr) return;
+  if (c.zero_point == nullptr) {
+    o->zero_point_constant = 0.0f;
+    return;
+  }
   if (run.block != 0) {
     exec::Run zp_run = run;
     zp_run.scale_index = run.zero_point_index;
@@ -332,7 +337,7 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
   } else if (run.zero_point_varies) {
     LoadCodesAsFloat(*c.zero_point, plan.zero_point.data, run.zero_point_index + offset, k, o->zero_point_buffer);
     o->zero_point = o->zero_point_buffer;
-  } else {
+  } else if (offset == 0) {
     o->zero_point_constant =
         static_cast<float>(codec::load_value(plan.zero_point.data, *c.zero_point, run.zero_point_index));
   }
@@ -375,33 +380,56 @@ struct XInput<ElementType::kInt32> {
 };
 
 // Integer outputs: clamp(round_half_even(q) + zp) with NaN -> lowest, as codes of `bits` bits.
+// The clamp happens before rounding and before the zero point, in float32, against lowest - zp
+// and max - zp (integers, exact in float32): rounding is monotonic and the bounds are integers, so
+// this equals clamping afterwards. The clamped value is below 2^22 in magnitude, so adding
+// 1.5 * 2^23 rounds it half-to-even to an integer held in the low mantissa bits (the FPU's
+// default rounding, as for the division); one integer subtraction of (that bias - zp) then gives
+// round(q) + zp. The codes are left in two's complement; the stores keep the low bits.
 template <int kBits, bool kSigned>
 struct IntegerOutput {
+  static constexpr bool kIsInteger = true;
   static constexpr int kCodeBits = kBits;
   static constexpr float kLowest = kSigned ? -static_cast<float>(1 << (kBits - 1)) : 0.0f;
   static constexpr float kMax = kSigned ? static_cast<float>((1 << (kBits - 1)) - 1) : static_cast<float>((1 << kBits) - 1);
-  static HWY_INLINE VI Codes(const Context&, VF q, VF zp) {
+  static constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23, bits 0x4B40'0000
+
+  // Per-zero-point constants, hoisted out of the loop when the zero point is constant.
+  struct Bounds {
+    VF lo, hi;
+    VI bias;
+  };
+  static HWY_INLINE Bounds MakeBounds(VF zp) {
     const DF df;
     const DI di;
-    // Clamp before adding the zero point, in float32, where lowest - zp and max - zp are exact.
-    const VF lo = hn::Sub(hn::Set(df, kLowest), zp);
-    const VF hi = hn::Sub(hn::Set(df, kMax), zp);
-    VF r = hn::Min(hn::Max(hn::Round(q), lo), hi);
-    r = hn::IfThenElse(hn::IsNaN(q), lo, r);
-    const VI value = hn::ConvertTo(di, hn::Add(r, zp));
-    return hn::And(value, hn::Set(di, static_cast<int32_t>(low_mask(kBits))));
+    return {hn::Sub(hn::Set(df, kLowest), zp), hn::Sub(hn::Set(df, kMax), zp),
+            hn::Sub(hn::Set(di, 0x4B40'0000), hn::ConvertTo(di, zp))};
+  }
+  static HWY_INLINE VI Codes(const Context&, VF q, VF, const Bounds& b) {
+    const DF df;
+    const DI di;
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+    // maxps returns its second operand when either is NaN: NaN becomes lo here.
+    const VF r = hn::Min(hn::Max(q, b.lo), b.hi);
+#else
+    const VF r = hn::IfThenElse(hn::IsNaN(q), b.lo, hn::Min(hn::Max(q, b.lo), b.hi));
+#endif
+    return hn::Sub(hn::BitCast(di, hn::Add(r, hn::Set(df, kMagic))), b.bias);
   }
 };
 
 // Float8 outputs: encode q (the zero point is 0 and not added); float4: q + zp in float32.
 template <const Format& F, bool kAddsZeroPoint>
 struct FloatOutput {
+  static constexpr bool kIsInteger = false;
   static constexpr int kCodeBits = F.sign_shift() + 1;
-  static HWY_INLINE VI Codes(const Context& c, VF q, VF zp) {
+  struct Bounds {};
+  static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
+  static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
     if constexpr (kAddsZeroPoint) {
       if (c.apply_zero_point) q = hn::Add(q, zp);
     }
-    return hn::And(Encode<F>(q, c.saturate), hn::Set(DI(), static_cast<int32_t>(low_mask(kCodeBits))));
+    return Encode<F>(q, c.saturate);
   }
 };
 
@@ -432,6 +460,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
     LoadOperands(c, run, offset, k, &o);
     const VF scale_constant = RoundToPrecision(precision, hn::Set(df, o.scale_constant));
     const VF zp_constant = hn::Set(df, o.zero_point_constant);
+    const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
     Code* out = packed ? codes : static_cast<Code*>(y) + at;
     auto body = [&](const XT* xp, const float* sp, const float* zpp, Code* destination) HWY_ATTR {
       VF xv = XInput<kX>::Load(xp);
@@ -440,9 +469,26 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         xv = RoundToPrecision(precision, xv);
         if (sp) s = RoundToPrecision(precision, s);
       }
-      const VF zp = zpp ? hn::LoadU(df, zpp) : zp_constant;
-      const VF q = RoundToPrecision(precision, hn::Div(xv, s));
-      hn::StoreU(hn::DemoteTo(dcode, Output::Codes(c, q, zp)), dcode, destination);
+      VF q = hn::Div(xv, s);
+      if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
+      VI code;
+      if (zpp) {
+        const VF zp = hn::LoadU(df, zpp);
+        code = Output::Codes(c, q, zp, Output::MakeBounds(zp));
+      } else {
+        code = Output::Codes(c, q, zp_constant, bounds_constant);
+      }
+      if constexpr (sizeof(Code) == 1) {
+        // The low byte of each lane is the code (sub-byte types are masked again when packed);
+        // masked first because U8FromU32 saturates on some targets.
+        const VU low_byte = hn::And(hn::BitCast(DU(), code), hn::Set(DU(), 0xFFu));
+        hn::StoreU(hn::U8FromU32(low_byte), dcode, destination);
+      } else if constexpr (Output::kIsInteger && Output::kCodeBits == 16 && Output::kLowest < 0) {
+        const hn::Rebind<int16_t, DI> d16;  // in range, so the saturating demotion is exact
+        hn::StoreU(hn::BitCast(dcode, hn::DemoteTo(d16, code)), dcode, destination);
+      } else {
+        hn::StoreU(hn::DemoteTo(dcode, code), dcode, destination);
+      }
     };
     size_t i = 0;
     for (; i + N <= k; i += N) {
