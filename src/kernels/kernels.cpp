@@ -287,11 +287,26 @@ struct Context {
 struct Operands {
   HWY_ALIGN float scale_buffer[kPadded];
   HWY_ALIGN float zero_point_buffer[kPadded];
-  const float* scale = nullptr;       // nullptr: scale_constant
-  const float* zero_point = nullptr;  // nullptr: zero_point_constant
+  const float* scale = nullptr;       // nullptr: scale_constant (or per_block)
+  const float* zero_point = nullptr;  // nullptr: zero_point_constant (or per_block)
   float scale_constant = 0.0f;
   float zero_point_constant = 0.0f;
+  // Blocked along the innermost axis with whole vectors per block: one value per block, broadcast
+  // per vector. Entry b is the block of element (first_element_phase + i) / block.
+  bool per_block = false;
+  float block_scale[kBlock + 2];
+  float block_zero_point[kBlock + 2];
 };
+
+// Decodes the values of the blocks covering elements [offset, offset + k) of a blocked run.
+void LoadBlockValues(const ElementTypeInfo& type, const void* data, uint64_t first_index, const exec::Run& run,
+                     uint64_t offset, size_t k, float* out) {
+  const uint64_t first = (run.block_phase + offset) / run.block;
+  const uint64_t last = (run.block_phase + offset + k - 1) / run.block;
+  for (uint64_t b = first; b <= last; ++b) {
+    out[b - first] = static_cast<float>(codec::load_value(data, type, first_index + b));
+  }
+}
 
 // Repeats each block's value over the elements of a run blocked along its innermost axis.
 void FillBlocked(const ElementTypeInfo& type, const void* data, const exec::Run& run, uint64_t offset, size_t k,
@@ -308,6 +323,20 @@ void FillBlocked(const ElementTypeInfo& type, const void* data, const exec::Run&
 
 void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_t k, Operands* o) {
   const Plan& plan = *c.plan;
+  const size_t lanes = hn::Lanes(DF());
+  // Whole vectors per block (offset is a multiple of kBlock, itself a multiple of the lanes).
+  o->per_block = run.block != 0 && run.block % lanes == 0 && run.block_phase % lanes == 0;
+  if (o->per_block) {
+    o->scale = nullptr;
+    o->zero_point = nullptr;
+    LoadBlockValues(*c.scale, plan.scale.data, run.scale_index, run, offset, k, o->block_scale);
+    if (c.zero_point != nullptr) {
+      LoadBlockValues(*c.zero_point, plan.zero_point.data, run.zero_point_index, run, offset, k, o->block_zero_point);
+    } else {
+      o->zero_point_constant = 0.0f;
+    }
+    return;
+  }
   if (run.block != 0) {
     FillBlocked(*c.scale, plan.scale.data, run, offset, k, o->scale_buffer);
     o->scale = o->scale_buffer;
@@ -462,22 +491,18 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
     const VF zp_constant = hn::Set(df, o.zero_point_constant);
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
     Code* out = packed ? codes : static_cast<Code*>(y) + at;
-    auto body = [&](const XT* xp, const float* sp, const float* zpp, Code* destination) HWY_ATTR {
+    // One vector: x, its scale (already in the division precision unless round_scale) and its
+    // zero point with the bounds derived from it.
+    auto compute = [&](const XT* xp, VF s, bool round_scale, VF zp, const typename Output::Bounds& bounds,
+                       Code* destination) HWY_ATTR {
       VF xv = XInput<kX>::Load(xp);
-      VF s = sp ? hn::LoadU(df, sp) : scale_constant;
       if (precision != Precision::kFloat32) {
         xv = RoundToPrecision(precision, xv);
-        if (sp) s = RoundToPrecision(precision, s);
+        if (round_scale) s = RoundToPrecision(precision, s);
       }
       VF q = hn::Div(xv, s);
       if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
-      VI code;
-      if (zpp) {
-        const VF zp = hn::LoadU(df, zpp);
-        code = Output::Codes(c, q, zp, Output::MakeBounds(zp));
-      } else {
-        code = Output::Codes(c, q, zp_constant, bounds_constant);
-      }
+      const VI code = Output::Codes(c, q, zp, bounds);
       if constexpr (sizeof(Code) == 1) {
         // The low byte of each lane is the code (sub-byte types are masked again when packed);
         // masked first because U8FromU32 saturates on some targets.
@@ -490,14 +515,43 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         hn::StoreU(hn::DemoteTo(dcode, code), dcode, destination);
       }
     };
+    auto body = [&](const XT* xp, const float* sp, const float* zpp, Code* destination) HWY_ATTR {
+      const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
+      if (zpp) {
+        const VF zp = hn::LoadU(df, zpp);
+        compute(xp, s, sp != nullptr, zp, Output::MakeBounds(zp), destination);
+      } else {
+        compute(xp, s, sp != nullptr, zp_constant, bounds_constant, destination);
+      }
+    };
     size_t i = 0;
-    for (; i + N <= k; i += N) {
-      body(x + i, o.scale ? o.scale + i : nullptr, o.zero_point ? o.zero_point + i : nullptr, out + i);
-    }
-    if (i < k) {
-      body(StageTail(x, i, k, x_tail), o.scale ? StageTail(o.scale, i, k, scale_tail) : nullptr,
-           o.zero_point ? StageTail(o.zero_point, i, k, zp_tail) : nullptr, out_tail);
-      std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
+    if (o.per_block) {
+      const uint64_t phase = run.block_phase + offset;
+      const uint64_t first = phase / run.block;
+      const bool has_zp = c.zero_point != nullptr;
+      for (; i + N <= k; i += N) {
+        const uint64_t b = (phase + i) / run.block - first;
+        const VF s = hn::Set(df, o.block_scale[b]);
+        const VF zp = has_zp ? hn::Set(df, o.block_zero_point[b]) : zp_constant;
+        compute(x + i, s, true, zp, has_zp ? Output::MakeBounds(zp) : bounds_constant, out + i);
+      }
+      // Whole vectors per block and k a multiple of the lanes unless the run ends here.
+      if (i < k) {
+        const uint64_t b = (phase + i) / run.block - first;
+        const VF zp = has_zp ? hn::Set(df, o.block_zero_point[b]) : zp_constant;
+        compute(StageTail(x, i, k, x_tail), hn::Set(df, o.block_scale[b]), true, zp,
+                has_zp ? Output::MakeBounds(zp) : bounds_constant, out_tail);
+        std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
+      }
+    } else {
+      for (; i + N <= k; i += N) {
+        body(x + i, o.scale ? o.scale + i : nullptr, o.zero_point ? o.zero_point + i : nullptr, out + i);
+      }
+      if (i < k) {
+        body(StageTail(x, i, k, x_tail), o.scale ? StageTail(o.scale, i, k, scale_tail) : nullptr,
+             o.zero_point ? StageTail(o.zero_point, i, k, zp_tail) : nullptr, out_tail);
+        std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
+      }
     }
     if constexpr (sizeof(Code) == 1) {
       if (packed) Pack(*c.y, codes, k, y, at);
@@ -513,12 +567,15 @@ template <int kBits, bool kSigned>
 struct IntegerInput {
   static constexpr bool kPacked = kBits < 8;
   static constexpr bool kSubtractsZeroPoint = true;
-  using T = std::conditional_t<(kBits <= 8), uint8_t, std::conditional_t<kSigned, int16_t, uint16_t>>;
+  // int8 loads sign-extend; packed codes arrive one per byte from Unpack and are extended here.
+  using T = std::conditional_t<(kBits < 8), uint8_t,
+                               std::conditional_t<(kBits == 8), std::conditional_t<kSigned, int8_t, uint8_t>,
+                                                  std::conditional_t<kSigned, int16_t, uint16_t>>>;
   static HWY_INLINE VF Load(const T* p) {
     const DF df;
     const DI di;
     VI code = LoadWide(p);
-    if constexpr (kSigned && kBits <= 8) {
+    if constexpr (kSigned && kBits < 8) {
       // Sign-extend a kBits-bit code: (code ^ sign) - sign.
       const VI sign = hn::Set(di, 1 << (kBits - 1));
       code = hn::Sub(hn::Xor(code, sign), sign);
@@ -564,10 +621,9 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     const VF scale_constant = hn::Set(df, o.scale_constant);
     const VF zp_constant = hn::Set(df, o.zero_point_constant);
     YT* out = static_cast<YT*>(y) + at;
-    auto body = [&](const XT* xp, const float* sp, const float* zpp, YT* destination) HWY_ATTR {
+    auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
       VF v = Input::Load(xp);
-      if (subtract) v = hn::Sub(v, zpp ? hn::LoadU(df, zpp) : zp_constant);
-      const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
+      if (subtract) v = hn::Sub(v, zp);
       // NaN x NaN: the scale's NaN, as numpy (and so the reference) computes it, quieted as any
       // arithmetic on it would.
       const VF quiet_scale = hn::Or(s, hn::BitCast(df, hn::Set(DI(), 0x0040'0000)));
@@ -580,14 +636,34 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
         hn::StoreU(hn::DemoteTo(d16, Bfloat16Bits(product)), d16, destination);
       }
     };
+    auto body = [&](const XT* xp, const float* sp, const float* zpp, YT* destination) HWY_ATTR {
+      compute(xp, sp ? hn::LoadU(df, sp) : scale_constant, zpp ? hn::LoadU(df, zpp) : zp_constant, destination);
+    };
     size_t i = 0;
-    for (; i + N <= k; i += N) {
-      body(x + i, o.scale ? o.scale + i : nullptr, o.zero_point ? o.zero_point + i : nullptr, out + i);
-    }
-    if (i < k) {
-      body(StageTail(x, i, k, x_tail), o.scale ? StageTail(o.scale, i, k, scale_tail) : nullptr,
-           o.zero_point ? StageTail(o.zero_point, i, k, zp_tail) : nullptr, out_tail);
-      std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
+    if (o.per_block) {
+      const uint64_t phase = run.block_phase + offset;
+      const uint64_t first = phase / run.block;
+      const bool has_zp = c.zero_point != nullptr;
+      for (; i < k; i += N) {
+        const uint64_t b = (phase + i) / run.block - first;
+        const VF s = hn::Set(df, o.block_scale[b]);
+        const VF zp = has_zp ? hn::Set(df, o.block_zero_point[b]) : zp_constant;
+        if (i + N <= k) {
+          compute(x + i, s, zp, out + i);
+        } else {
+          compute(StageTail(x, i, k, x_tail), s, zp, out_tail);
+          std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
+        }
+      }
+    } else {
+      for (; i + N <= k; i += N) {
+        body(x + i, o.scale ? o.scale + i : nullptr, o.zero_point ? o.zero_point + i : nullptr, out + i);
+      }
+      if (i < k) {
+        body(StageTail(x, i, k, x_tail), o.scale ? StageTail(o.scale, i, k, scale_tail) : nullptr,
+             o.zero_point ? StageTail(o.zero_point, i, k, zp_tail) : nullptr, out_tail);
+        std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
+      }
     }
   }
 }
