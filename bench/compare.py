@@ -4,11 +4,14 @@
 For every cell (QuantizeLinear float32 -> T and DequantizeLinear T -> float32, for T in uint8, int8,
 uint16, int16, uint4, int4, float8e4m3fn, float8e5m2, float4e2m1; per-tensor, per-axis on the last
 axis, blocked B=32 on the first and on the last axis; 16M and 64K elements) it times:
-  qdq      the kernels, output written into a preallocated buffer (qdq._qdq._bench_*);
-  memcpy   a copy of the same number of bytes (read + write = the bytes the cell moves), split over
-           qdq's thread pool the way qdq splits its work;
-  ORT      onnxruntime's CPU QuantizeLinear / DequantizeLinear, 2 intra-op threads, IOBinding with
-           the output left in ORT's arena (no conversion to numpy).
+  qdq      qdq::execute into a preallocated buffer, timed in C++ (qdq._qdq._bench_*): the kernels
+           and qdq's thread dispatch, no Python;
+  memcpy   a copy split over qdq's thread pool the way qdq splits its work: of the bytes the cell
+           moves (read + write) for 64K cells; of at least 128 MiB for 16M cells, so that the
+           baseline is the DRAM bandwidth whatever the cell's size (a copy of 36 MiB partly hits
+           the 32 MiB L3 and would flatter memcpy);
+  ORT      onnxruntime's CPU QuantizeLinear / DequantizeLinear with 2 intra-op threads: the node's
+           kernel time from ORT's own profiler (so no session.run overhead is counted either).
 Each time is the best of several repetitions. It prints a markdown table of GB/s, the fraction of
 memcpy bandwidth and the speed-up over ORT, and with --write updates docs/performance.md.
 
@@ -70,19 +73,16 @@ def scale_layout(grain: str, shape):
     }[grain]
 
 
-def best_seconds(fn, min_reps: int, min_seconds: float) -> float:
-    fn()  # warm up: page faults, ORT arena, thread wake-up
-    best = float("inf")
-    reps = 0
-    start = time.perf_counter()
-    while reps < min_reps or time.perf_counter() - start < min_seconds:
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-        reps += 1
-        if reps >= 200:
-            break
-    return best
+def ort_kernel_seconds(session, binding, reps: int) -> float:
+    """Best kernel time of the session's one node, from ORT's profiler."""
+    import json
+
+    for _ in range(reps):
+        session.run_with_iobinding(binding)
+    with open(session.end_profiling()) as f:
+        events = json.load(f)
+    times = [e["dur"] for e in events if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time")]
+    return min(times) / 1e6
 
 
 def ort_session(op: str, shape, scale: np.ndarray, attrs: dict, x_code: int, y_code: int, x_init, threads: int):
@@ -100,6 +100,8 @@ def ort_session(op: str, shape, scale: np.ndarray, attrs: dict, x_code: int, y_c
     options.inter_op_num_threads = 1
     # Keep DequantizeLinear of a constant from being folded away at load time.
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.enable_profiling = True
+    options.profile_file_prefix = "/tmp/qdq_compare_ort"
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
@@ -109,7 +111,7 @@ def measure_cell(op: str, type_name: str, code: int, grain: str, shape, threads:
     scale_shape, axis, block = scale_layout(grain, shape)
     scale = (0.02 + rng.random(scale_shape, dtype=np.float32) * 0.05).astype(np.float32)
     scale_raw = scale.reshape(-1).view(np.uint8)
-    min_reps, min_seconds = (3, 0.05) if quick else (5, 0.3)
+    reps = (5 if quick else 20) if count >= 1 << 20 else (50 if quick else 400)
     attrs = {"axis": axis}
     if block:
         attrs["block_size"] = block
@@ -118,7 +120,7 @@ def measure_cell(op: str, type_name: str, code: int, grain: str, shape, threads:
         out = np.empty(packed_bytes(code, count), np.uint8)
         moved = x.nbytes + out.nbytes + scale.nbytes
         qdq_fn = lambda: _qdq._bench_quantize_linear(1, list(shape), x.reshape(-1).view(np.uint8), 1,
-                                                      list(scale_shape), scale_raw, axis, block, code, out)
+                                                      list(scale_shape), scale_raw, axis, block, code, out, reps)
         attrs["output_dtype"] = code
         x_code, y_code, x_init = TensorProto.FLOAT, code, None
         feed = ort.OrtValue.ortvalue_from_numpy(x)
@@ -135,15 +137,16 @@ def measure_cell(op: str, type_name: str, code: int, grain: str, shape, threads:
         out = np.empty(count * 4, np.uint8)
         moved = x_raw.nbytes + out.nbytes + scale.nbytes
         qdq_fn = lambda: _qdq._bench_dequantize_linear(code, list(shape), x_raw, 1, list(scale_shape), scale_raw,
-                                                        axis, block, out)
+                                                        axis, block, out, reps)
         x_code, y_code = code, TensorProto.FLOAT
         x_init = onnx.numpy_helper.from_array(x_unpacked, "x")
         feed = None
-    qdq_seconds = best_seconds(qdq_fn, min_reps, min_seconds)
+    qdq_seconds = qdq_fn()
 
-    source = np.ones(moved // 2, np.uint8)
-    destination = np.empty_like(source)
-    copy_seconds = best_seconds(lambda: _qdq._parallel_copy(destination, source), min_reps, min_seconds)
+    copy_bytes = moved // 2 if count < 1 << 20 else max(moved // 2, 128 << 20)
+    source = np.ones(copy_bytes, np.uint8)
+    destination = np.ones_like(source)
+    copy_rate = 2 * copy_bytes / _qdq._parallel_copy(destination, source, reps)
 
     ort_seconds = None
     ort_note = ""
@@ -154,10 +157,10 @@ def measure_cell(op: str, type_name: str, code: int, grain: str, shape, threads:
         if feed is not None:
             binding.bind_ortvalue_input("x", feed)
         binding.bind_output("y")
-        ort_seconds = best_seconds(lambda: session.run_with_iobinding(binding), min_reps, min_seconds)
+        ort_seconds = ort_kernel_seconds(session, binding, reps)
     except Exception as error:  # noqa: BLE001 - an unsupported cell is reported, not fatal
         ort_note = str(error).splitlines()[0][:60]
-    return moved, qdq_seconds, copy_seconds, ort_seconds, ort_note
+    return moved, qdq_seconds, copy_rate, ort_seconds, ort_note
 
 
 def machine_description(threads: int) -> str:
@@ -199,8 +202,9 @@ def main() -> int:
         for op in ("Q", "DQ"):
             for type_name, code in TYPES:
                 for grain in GRAINS:
-                    moved, q, c, o, note = measure_cell(op, type_name, code, grain, shape, args.threads, args.quick)
-                    qdq_rate, copy_rate = moved / q / 1e9, moved / c / 1e9
+                    moved, q, copy_rate, o, note = measure_cell(op, type_name, code, grain, shape, args.threads,
+                                                                args.quick)
+                    qdq_rate, copy_rate = moved / q / 1e9, copy_rate / 1e9
                     ort_text = f"{moved / o / 1e9:.2f}" if o else "n/a"
                     ratio = f"{o / q:.1f}x" if o else ("n/a (" + note + ")" if note else "n/a")
                     row = (f"| {size_name} | {op} | {type_name} | {grain} | {qdq_rate:.2f} | {copy_rate:.2f} | "
