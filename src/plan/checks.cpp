@@ -248,4 +248,15 @@ Status resolve_axis_granularity(const std::string& op, std::span<const int64_t> 
   return {};
 }
 
+void set_operands(Plan* plan, const TensorView& x, uint64_t x_count, const TensorView& scale,
+                  const TensorView* zero_point) {
+  plan->x = x;
+  plan->scale = scale;
+  plan->has_zero_point = zero_point != nullptr;
+  if (plan->has_zero_point) plan->zero_point = *zero_point;
+  plan->apply_zero_point = plan->has_zero_point;
+  plan->shape.assign(x.shape.begin(), x.shape.end());
+  plan->element_count = x_count;
+}
+
 }  // namespace qdq::plan

@@ -53,4 +53,9 @@ Status resolve_axis_granularity(const std::string& op, std::span<const int64_t> 
                                 std::string_view scale_role, int64_t axis, int64_t block_size,
                                 bool allow_blocked, Plan* plan);
 
+// Records the operands in the plan: x (whose shape is also y's), scale, the optional zero point
+// (applied by default when present; front doors narrow that for float8 and float x).
+void set_operands(Plan* plan, const TensorView& x, uint64_t x_count, const TensorView& scale,
+                  const TensorView* zero_point);
+
 }  // namespace qdq::plan

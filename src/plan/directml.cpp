@@ -73,13 +73,7 @@ Result<Plan> plan_elementwise(const std::string& op, Operation operation, const 
   for (int d = 0; d < rank; ++d) plan.layout.dims[d] = x.shape[static_cast<size_t>(d)];
   broadcast_strides(x, scale, plan.layout.scale_strides);
   if (zero_point != nullptr) broadcast_strides(x, *zero_point, plan.layout.zero_point_strides);
-  plan.x = x;
-  plan.scale = scale;
-  plan.has_zero_point = zero_point != nullptr;
-  if (plan.has_zero_point) plan.zero_point = *zero_point;
-  plan.apply_zero_point = plan.has_zero_point;
-  plan.shape.assign(x.shape.begin(), x.shape.end());
-  plan.element_count = x_count;
+  plan::set_operands(&plan, x, x_count, scale, zero_point);
   return plan;
 }
 

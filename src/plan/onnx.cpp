@@ -256,17 +256,12 @@ Result<Plan> plan_quantize_linear(const TensorView& x, const TensorView& y_scale
       return s;
     }
   }
-  plan.x = x;
-  plan.scale = y_scale;
-  plan.has_zero_point = y_zero_point != nullptr;
-  if (plan.has_zero_point) plan.zero_point = *y_zero_point;
+  plan::set_operands(&plan, x, x_count, y_scale, y_zero_point);
   plan.output_type = output_type;
   plan.precision = precision;
   // saturate applies to float8 only; float4e2m1 always saturates; integers always clamp.
   plan.saturate = float8_output ? attributes.saturate == 1 : true;
   plan.apply_zero_point = plan.has_zero_point && !float8_output;
-  plan.shape.assign(x.shape.begin(), x.shape.end());
-  plan.element_count = x_count;
   return plan;
 }
 
@@ -340,14 +335,9 @@ Result<Plan> plan_dequantize_linear(const TensorView& x, const TensorView& x_sca
       return s;
     }
   }
-  plan.x = x;
-  plan.scale = x_scale;
-  plan.has_zero_point = x_zero_point != nullptr;
-  if (plan.has_zero_point) plan.zero_point = *x_zero_point;
+  plan::set_operands(&plan, x, x_count, x_scale, x_zero_point);
   plan.output_type = output_type;
   plan.apply_zero_point = plan.has_zero_point && !float_input;
-  plan.shape.assign(x.shape.begin(), x.shape.end());
-  plan.element_count = x_count;
   return plan;
 }
 

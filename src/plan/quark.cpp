@@ -57,16 +57,10 @@ Result<Plan> plan_extended_quantize_linear(const TensorView& x, const TensorView
       !s.ok()) {
     return s;
   }
-  plan.x = x;
-  plan.scale = y_scale;
-  plan.has_zero_point = y_zero_point != nullptr;
-  if (plan.has_zero_point) plan.zero_point = *y_zero_point;
+  plan::set_operands(&plan, x, x_count, y_scale, y_zero_point);
   plan.output_type = output_type;
   plan.precision = Precision::kFloat32;
   plan.saturate = true;  // float16 to +-65504, bfloat16 to +-max, integers to their range
-  plan.apply_zero_point = plan.has_zero_point;
-  plan.shape.assign(x.shape.begin(), x.shape.end());
-  plan.element_count = x_count;
   return plan;
 }
 
@@ -91,14 +85,8 @@ Result<Plan> plan_extended_dequantize_linear(const TensorView& x, const TensorVi
       !s.ok()) {
     return s;
   }
-  plan.x = x;
-  plan.scale = x_scale;
-  plan.has_zero_point = x_zero_point != nullptr;
-  if (plan.has_zero_point) plan.zero_point = *x_zero_point;
+  plan::set_operands(&plan, x, x_count, x_scale, x_zero_point);
   plan.output_type = E::kFloat32;
-  plan.apply_zero_point = plan.has_zero_point;
-  plan.shape.assign(x.shape.begin(), x.shape.end());
-  plan.element_count = x_count;
   return plan;
 }
 
