@@ -205,18 +205,38 @@ void LoadAsFloat(const ElementTypeInfo& type, const void* data, uint64_t index, 
   for (size_t j = k; j < kPadded && j < k + N; ++j) out[j] = 0.0f;
 }
 
-// Codes of a packed (4- or 2-bit) tensor, one per byte; whole bytes in the middle.
+// Codes of a packed (4- or 2-bit) tensor, one per byte. Whole bytes in the middle go through
+// lanes: a byte widened to 16 (4-bit) or 32 (2-bit) bits is spread so that its little-endian
+// bytes are the codes, low bits first.
 void Unpack(const ElementTypeInfo& type, const void* data, uint64_t index, size_t k, uint8_t* codes) {
   const uint64_t per_byte = static_cast<uint64_t>(type.elements_per_byte());
   size_t i = 0;
   for (; i < k && (index + i) % per_byte != 0; ++i) codes[i] = static_cast<uint8_t>(codec::load_code(data, type, index + i));
   const uint8_t* bytes = static_cast<const uint8_t*>(data) + (index + i) / per_byte;
   if (type.bits == 4) {
+    const hn::ScalableTag<uint16_t> d16;
+    const hn::Rebind<uint8_t, decltype(d16)> d8;
+    const size_t n = hn::Lanes(d16);
+    for (; i + 2 * n <= k; i += 2 * n, bytes += n) {
+      const auto b = hn::PromoteTo(d16, hn::LoadU(d8, bytes));  // 0000'0000'hhhh'llll
+      const auto spread = hn::Or(hn::And(b, hn::Set(d16, 0x000F)), hn::ShiftLeft<4>(hn::And(b, hn::Set(d16, 0x00F0))));
+      hn::StoreU(spread, d16, reinterpret_cast<uint16_t*>(codes + i));  // 0000'hhhh'0000'llll
+    }
     for (; i + 2 <= k; i += 2, ++bytes) {
       codes[i] = *bytes & 0x0F;
       codes[i + 1] = static_cast<uint8_t>(*bytes >> 4);
     }
   } else {
+    const hn::ScalableTag<uint32_t> d32;
+    const hn::Rebind<uint8_t, decltype(d32)> d8;
+    const size_t n = hn::Lanes(d32);
+    for (; i + 4 * n <= k; i += 4 * n, bytes += n) {
+      const auto b = hn::PromoteTo(d32, hn::LoadU(d8, bytes));  // dd'cc'bb'aa in the low byte
+      const auto spread = hn::Or(hn::Or(hn::And(b, hn::Set(d32, 0x3u)), hn::And(hn::ShiftLeft<6>(b), hn::Set(d32, 0x300u))),
+                                 hn::Or(hn::And(hn::ShiftLeft<12>(b), hn::Set(d32, 0x3'0000u)),
+                                        hn::And(hn::ShiftLeft<18>(b), hn::Set(d32, 0x300'0000u))));
+      hn::StoreU(spread, d32, reinterpret_cast<uint32_t*>(codes + i));
+    }
     for (; i + 4 <= k; i += 4, ++bytes) {
       codes[i] = *bytes & 3;
       codes[i + 1] = (*bytes >> 2) & 3;
@@ -227,15 +247,35 @@ void Unpack(const ElementTypeInfo& type, const void* data, uint64_t index, size_
   for (; i < k; ++i) codes[i] = static_cast<uint8_t>(codec::load_code(data, type, index + i));
 }
 
-// One code per byte into a packed tensor; partial bytes at either end are read-modify-written.
+// One code per byte into a packed tensor; partial bytes at either end are read-modify-written,
+// whole bytes in the middle go through lanes (the inverse of Unpack's spreading).
 void Pack(const ElementTypeInfo& type, const uint8_t* codes, size_t k, void* data, uint64_t index) {
   const uint64_t per_byte = static_cast<uint64_t>(type.elements_per_byte());
   size_t i = 0;
   for (; i < k && (index + i) % per_byte != 0; ++i) codec::store_code(data, type, index + i, codes[i]);
   uint8_t* bytes = static_cast<uint8_t*>(data) + (index + i) / per_byte;
   if (type.bits == 4) {
+    const hn::ScalableTag<uint16_t> d16;
+    const hn::Rebind<uint8_t, decltype(d16)> d8;
+    const size_t n = hn::Lanes(d16);
+    for (; i + 2 * n <= k; i += 2 * n, bytes += n) {
+      const auto w = hn::LoadU(d16, reinterpret_cast<const uint16_t*>(codes + i));  // ????'hhhh'????'llll
+      const auto packed = hn::Or(hn::And(w, hn::Set(d16, 0x000F)), hn::And(hn::ShiftRight<4>(w), hn::Set(d16, 0x00F0)));
+      // Values fit in a byte, so the signed-to-unsigned saturating demotion is exact.
+      hn::StoreU(hn::DemoteTo(d8, hn::BitCast(hn::RebindToSigned<decltype(d16)>(), packed)), d8, bytes);
+    }
     for (; i + 2 <= k; i += 2) *bytes++ = static_cast<uint8_t>((codes[i] & 0x0F) | (codes[i + 1] << 4));
   } else {
+    const hn::ScalableTag<uint32_t> d32;
+    const hn::Rebind<uint8_t, decltype(d32)> d8;
+    const size_t n = hn::Lanes(d32);
+    for (; i + 4 * n <= k; i += 4 * n, bytes += n) {
+      const auto w = hn::LoadU(d32, reinterpret_cast<const uint32_t*>(codes + i));
+      const auto packed = hn::Or(hn::Or(hn::And(w, hn::Set(d32, 0x3u)), hn::And(hn::ShiftRight<6>(w), hn::Set(d32, 0xCu))),
+                                 hn::Or(hn::And(hn::ShiftRight<12>(w), hn::Set(d32, 0x30u)),
+                                        hn::And(hn::ShiftRight<18>(w), hn::Set(d32, 0xC0u))));
+      hn::StoreU(hn::DemoteTo(d8, hn::BitCast(hn::RebindToSigned<decltype(d32)>(), packed)), d8, bytes);
+    }
     for (; i + 4 <= k; i += 4) {
       *bytes++ = static_cast<uint8_t>((codes[i] & 3) | ((codes[i + 1] & 3) << 2) | ((codes[i + 2] & 3) << 4) |
                                       (codes[i + 3] << 6));
