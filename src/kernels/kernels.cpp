@@ -61,8 +61,11 @@ HWY_INLINE VI Encode(VF v, bool saturate) {
                             hn::Set(di, static_cast<int32_t>((127 - F.bias) << m)));
   // Below the smallest normal: the code is the magnitude in units of the smallest subnormal,
   // rounded half to even (scaling by a power of two is exact). 2^m there is the smallest normal.
+  // The steps are below 2^22, so adding 1.5 * 2^23 rounds them half-to-even to an integer in the
+  // low mantissa bits (the FPU's default rounding, as for the division); lanes above the normal
+  // threshold give garbage here and are not selected.
   const VF steps = hn::Mul(magnitude, hn::Set(df, exp2f_exact(m + F.bias - 1)));
-  const VI subnormal = hn::ConvertTo(di, hn::Round(steps));
+  const VI subnormal = hn::Sub(hn::BitCast(di, hn::Add(steps, hn::Set(df, 12582912.0f))), hn::Set(di, 0x4B40'0000));
   const auto below_normal = hn::RebindMask(di, hn::Lt(magnitude, hn::Set(df, exp2f_exact(1 - F.bias))));
   const VI magnitude_code = hn::IfThenElse(below_normal, subnormal, normal);
 
@@ -343,8 +346,12 @@ void LoadBlockValues(const ElementTypeInfo& type, const void* data, uint64_t fir
                      uint64_t offset, size_t k, float* out) {
   const uint64_t first = (run.block_phase + offset) / run.block;
   const uint64_t last = (run.block_phase + offset + k - 1) / run.block;
-  for (uint64_t b = first; b <= last; ++b) {
-    out[b - first] = static_cast<float>(codec::load_value(data, type, first_index + b));
+  // The blocks' values are contiguous: one conversion call (a copy for float32) for all of them.
+  const size_t count = static_cast<size_t>(last - first + 1);
+  if (type.is_integer()) {
+    LoadCodesAsFloat(type, data, first_index + first, count, out);
+  } else {
+    LoadAsFloat(type, data, first_index + first, count, out);
   }
 }
 
@@ -566,18 +573,22 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
     };
     size_t i = 0;
     if (o.per_block) {
-      const uint64_t phase = run.block_phase + offset;
-      const uint64_t first = phase / run.block;
       const bool has_zp = c.zero_point != nullptr;
+      // Block b of this stretch and the position in it, stepped per vector (no division).
+      uint64_t b = 0;
+      uint64_t position = (run.block_phase + offset) % run.block;
       for (; i + N <= k; i += N) {
-        const uint64_t b = (phase + i) / run.block - first;
         const VF s = hn::Set(df, o.block_scale[b]);
         const VF zp = has_zp ? hn::Set(df, o.block_zero_point[b]) : zp_constant;
         compute(x + i, s, true, zp, has_zp ? Output::MakeBounds(zp) : bounds_constant, out + i);
+        position += N;
+        if (position == run.block) {
+          position = 0;
+          ++b;
+        }
       }
       // Whole vectors per block and k a multiple of the lanes unless the run ends here.
       if (i < k) {
-        const uint64_t b = (phase + i) / run.block - first;
         const VF zp = has_zp ? hn::Set(df, o.block_zero_point[b]) : zp_constant;
         compute(StageTail(x, i, k, x_tail), hn::Set(df, o.block_scale[b]), true, zp,
                 has_zp ? Output::MakeBounds(zp) : bounds_constant, out_tail);
@@ -681,11 +692,10 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     };
     size_t i = 0;
     if (o.per_block) {
-      const uint64_t phase = run.block_phase + offset;
-      const uint64_t first = phase / run.block;
       const bool has_zp = c.zero_point != nullptr;
+      uint64_t b = 0;
+      uint64_t position = (run.block_phase + offset) % run.block;
       for (; i < k; i += N) {
-        const uint64_t b = (phase + i) / run.block - first;
         const VF s = hn::Set(df, o.block_scale[b]);
         const VF zp = has_zp ? hn::Set(df, o.block_zero_point[b]) : zp_constant;
         if (i + N <= k) {
@@ -693,6 +703,11 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
         } else {
           compute(StageTail(x, i, k, x_tail), s, zp, out_tail);
           std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
+        }
+        position += N;
+        if (position == run.block) {
+          position = 0;
+          ++b;
         }
       }
     } else {
