@@ -76,14 +76,14 @@ Status check_output(const Plan& plan, const MutableTensorView& y) {
 Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOptions& options) {
   if (Status s = check_output(plan, y); !s.ok()) return s;
   if (plan.element_count == 0) return {};
+  if (info(plan.output_type).is_packed()) {
+    // Padding bits of a partly used last byte are zeros, as ONNX packs them; every path stores
+    // elements read-modify-write, so the zeros stay.
+    static_cast<unsigned char*>(y.data)[storage_bytes(plan.output_type, plan.element_count) - 1] = 0;
+  }
   if (options.path == ExecutionPath::kReference) {
     reference::execute(plan, y.data);
     return {};
-  }
-  const ElementTypeInfo& y_type = info(plan.output_type);
-  if (y_type.is_packed()) {
-    // Padding bits of a partly used last byte are zeros, as ONNX packs them.
-    static_cast<unsigned char*>(y.data)[storage_bytes(plan.output_type, plan.element_count) - 1] = 0;
   }
   Job job{&plan, exec::canonical_layout(plan.layout), kernels::covers(plan), y.data, plan.element_count};
 

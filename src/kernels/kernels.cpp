@@ -171,36 +171,61 @@ HWY_INLINE VI LoadWide(const T* p) {
   return hn::PromoteTo(di, hn::LoadU(dn, p));
 }
 
+// x loaders: full vectors of float32 values straight from x's storage (exact conversions; int32
+// rounds to nearest even as the reference).
+template <ElementType kX>
+struct XInput;
+template <>
+struct XInput<ElementType::kFloat32> {
+  using T = float;
+  static HWY_INLINE VF Load(const T* p) { return hn::LoadU(DF(), p); }
+};
+template <>
+struct XInput<ElementType::kFloat16> {
+  using T = uint16_t;
+  static HWY_INLINE VF Load(const T* p) { return Decode<kFloat16Format>(LoadWide(p)); }
+};
+template <>
+struct XInput<ElementType::kBfloat16> {
+  using T = uint16_t;
+  static HWY_INLINE VF Load(const T* p) { return hn::BitCast(DF(), hn::ShiftLeft<16>(LoadWide(p))); }
+};
+template <>
+struct XInput<ElementType::kInt32> {
+  using T = int32_t;
+  static HWY_INLINE VF Load(const T* p) { return hn::ConvertTo(DF(), hn::LoadU(DI(), p)); }
+};
+
 // x (float32/float16/bfloat16/int32) or a scale (also e8m0) as float32 values; lanes past k are
 // zero. Every conversion is exact except int32, which rounds to nearest even as the reference.
-void LoadAsFloat(const ElementTypeInfo& type, const void* data, uint64_t index, size_t k, float* out) {
+// Full vectors of one x type through its loader.
+template <ElementType kX>
+size_t LoadVectors(const void* data, uint64_t index, size_t k, float* out) {
   const DF df;
   const size_t N = hn::Lanes(df);
+  const auto* p = static_cast<const typename XInput<kX>::T*>(data) + index;
+  size_t i = 0;
+  for (; i + N <= k; i += N) hn::StoreU(XInput<kX>::Load(p + i), df, out + i);
+  return i;
+}
+
+void LoadAsFloat(const ElementTypeInfo& type, const void* data, uint64_t index, size_t k, float* out) {
+  const size_t N = hn::Lanes(DF());
   size_t i = 0;
   switch (type.type) {
     case ElementType::kFloat32:
       std::memcpy(out, static_cast<const float*>(data) + index, k * sizeof(float));
       i = k;
       break;
-    case ElementType::kFloat16: {
-      const uint16_t* p = static_cast<const uint16_t*>(data) + index;
-      for (; i + N <= k; i += N) hn::StoreU(Decode<kFloat16Format>(LoadWide(p + i)), df, out + i);
+    case ElementType::kFloat16:
+      i = LoadVectors<ElementType::kFloat16>(data, index, k, out);
       break;
-    }
-    case ElementType::kBfloat16: {
-      const uint16_t* p = static_cast<const uint16_t*>(data) + index;
-      const DI di;
-      for (; i + N <= k; i += N) {
-        hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::BitCast(di, LoadWide(p + i)))), df, out + i);
-      }
+    case ElementType::kBfloat16:
+      i = LoadVectors<ElementType::kBfloat16>(data, index, k, out);
       break;
-    }
-    case ElementType::kInt32: {
-      const int32_t* p = static_cast<const int32_t*>(data) + index;
-      const DI di;
-      for (; i + N <= k; i += N) hn::StoreU(hn::ConvertTo(df, hn::LoadU(di, p + i)), df, out + i);
+    case ElementType::kInt32:
+      i = LoadVectors<ElementType::kInt32>(data, index, k, out);
       break;
-    }
     default:
       break;
   }
@@ -429,31 +454,6 @@ const T* StageTail(const T* source, size_t i, size_t k, T* local) {
 }
 
 // --- Quantize -------------------------------------------------------------------------------
-
-// x loaders: full vectors of float32 values straight from x's storage (exact conversions; int32
-// rounds to nearest even as the reference).
-template <ElementType kX>
-struct XInput;
-template <>
-struct XInput<ElementType::kFloat32> {
-  using T = float;
-  static HWY_INLINE VF Load(const T* p) { return hn::LoadU(DF(), p); }
-};
-template <>
-struct XInput<ElementType::kFloat16> {
-  using T = uint16_t;
-  static HWY_INLINE VF Load(const T* p) { return Decode<kFloat16Format>(LoadWide(p)); }
-};
-template <>
-struct XInput<ElementType::kBfloat16> {
-  using T = uint16_t;
-  static HWY_INLINE VF Load(const T* p) { return hn::BitCast(DF(), hn::ShiftLeft<16>(LoadWide(p))); }
-};
-template <>
-struct XInput<ElementType::kInt32> {
-  using T = int32_t;
-  static HWY_INLINE VF Load(const T* p) { return hn::ConvertTo(DF(), hn::LoadU(DI(), p)); }
-};
 
 // Integer outputs: clamp(round_half_even(q) + zp) with NaN -> lowest, as codes of `bits` bits.
 // The clamp happens before rounding and before the zero point, in float32, against lowest - zp

@@ -124,10 +124,6 @@ uint32_t element_code(const Plan& plan, uint64_t i, uint64_t scale_index, uint64
 void execute(const Plan& plan, void* y) {
   if (plan.element_count == 0) return;
   const ElementTypeInfo& y_type = info(plan.output_type);
-  if (y_type.is_packed()) {
-    // The padding bits of a partly used last byte are written as zeros, as ONNX packs them.
-    static_cast<unsigned char*>(y)[codec_last_byte(plan.output_type, plan.element_count)] = 0;
-  }
   for_each_element(plan.layout, [&](uint64_t i, uint64_t scale_index, uint64_t zp_index) {
     codec::store_code(y, y_type, i, element_code(plan, i, scale_index, zp_index));
   });

@@ -15,13 +15,9 @@ uint32_t quantize_value(const Plan& plan, double x, double scale, double zero_po
 // output code (float32 / float16 / bfloat16 bits).
 uint32_t dequantize_value(const Plan& plan, uint32_t x_code, double scale, uint32_t zp_code);
 
-// Index of the byte that holds the last of `count` elements (count > 0).
-constexpr uint64_t codec_last_byte(ElementType type, uint64_t count) {
-  return storage_bytes(type, count) - 1;
-}
-
 // Runs the whole plan into y (x's shape, the plan's output type), single-threaded, walking x's
-// coordinates directly (independent of the executor's runs).
+// coordinates directly (independent of the executor's runs). Packed outputs' padding bits are
+// the caller's (execute() zeroes them).
 void execute(const Plan& plan, void* y);
 
 // The output code of element i of x under the scale and zero-point elements at the given indices:
