@@ -250,15 +250,17 @@ TEST_F(KernelsOnEveryTarget, EveryFloat16AndBfloat16InputToEveryTarget) {
       for (E out : kQuantizedTypes) {
         for (float scale_value : {1.0f, 0.3f, 1e-3f}) {
           for (E precision : {E::kFloat32, E::kFloat16, E::kBfloat16}) {
-            const TensorView xv{x_type, sweep.shape, x.data()};
-            const TensorView sv{E::kFloat32, {}, &scale_value};
-            QuantizeLinearAttributes a;
-            a.output_dtype = static_cast<int64_t>(out);
-            a.precision = static_cast<int64_t>(precision);
-            a.saturate = 0;
-            const Result<Plan> plan = plan_quantize_linear(xv, sv, nullptr, a);
-            ASSERT_TRUE(plan.ok()) << plan.status().message();
-            if (!same_as_reference(plan.value(), sweep, kernels::target_name(target))) return;
+            for (int64_t saturate : {0, 1}) {
+              const TensorView xv{x_type, sweep.shape, x.data()};
+              const TensorView sv{E::kFloat32, {}, &scale_value};
+              QuantizeLinearAttributes a;
+              a.output_dtype = static_cast<int64_t>(out);
+              a.precision = static_cast<int64_t>(precision);
+              a.saturate = saturate;
+              const Result<Plan> plan = plan_quantize_linear(xv, sv, nullptr, a);
+              ASSERT_TRUE(plan.ok()) << plan.status().message();
+              if (!same_as_reference(plan.value(), sweep, kernels::target_name(target))) return;
+            }
           }
         }
       }

@@ -47,4 +47,13 @@ constexpr float exp2f_exact(int e) {
   return value;
 }
 
+// The value of a magnitude code (no sign bit) of format f; subnormal when its exponent field is 0.
+constexpr float magnitude_value(const Format& f, uint32_t code) {
+  const uint32_t exponent = code >> f.mantissa_bits;
+  const uint32_t mantissa = code & low_mask(f.mantissa_bits);
+  if (exponent == 0) return static_cast<float>(mantissa) * exp2f_exact(1 - f.bias - f.mantissa_bits);
+  return static_cast<float>((1u << f.mantissa_bits) + mantissa) *
+         exp2f_exact(static_cast<int>(exponent) - f.bias - f.mantissa_bits);
+}
+
 }  // namespace qdq::kernels

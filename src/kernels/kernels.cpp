@@ -7,6 +7,7 @@
 //   store:   codes -> y (narrowed, or packed two or four per byte)
 // Every step is exact or rounds exactly where the reference rounds, so the output equals the
 // reference's bit for bit (tests/kernels_test.cpp checks every target).
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -42,6 +43,9 @@ constexpr size_t kPadded = kBlock + 64;  // room for a whole vector past the blo
 
 // Round-to-nearest-even of float32 lanes into format F, returning codes in int32 lanes; the same
 // rules as codec::encode_float (subnormals, overflow policy, NaN and zero spellings).
+// For formats of 8 bits or less only the low byte of a lane is the code (bits 22 and up of a
+// subnormal lane hold the rounding constant's exponent; the stores keep the low byte); float16's
+// codes are whole.
 template <const Format& F>
 HWY_INLINE VI Encode(VF v, bool saturate) {
   const DF df;
@@ -50,56 +54,70 @@ HWY_INLINE VI Encode(VF v, bool saturate) {
   constexpr int m = F.mantissa_bits;
   constexpr int shift = 23 - m;
   constexpr int sign_shift = F.sign_shift();
-  const VU bits = hn::BitCast(du, v);
-  const VU abs_bits = hn::And(bits, hn::Set(du, 0x7FFF'FFFFu));
-  const VF magnitude = hn::BitCast(df, abs_bits);
-  // Normal range: round the float32 mantissa to m bits on the bit pattern (ties to even; a
-  // carry moves into the exponent), then rebias the exponent.
+  constexpr bool kWholeCodes = sign_shift >= 8;
+  constexpr float kLargest = magnitude_value(F, F.max_code);
+  // Saturating: clamping the magnitude to the largest finite value first gives the same code as
+  // rounding and then saturating (everything between the two rounds to it), +inf included.
+  const bool clamps = saturate || F.nan_style == NanStyle::kNone;
+  VF magnitude = hn::Abs(v);
+  if (clamps) magnitude = hn::Min(magnitude, hn::Set(df, kLargest));  // NaN lanes are replaced below
+  const VU abs_bits = hn::BitCast(du, magnitude);
+
+  // Normal range: round the float32 mantissa to m bits on the bit pattern, ties to even (add
+  // 2^(shift-1) - 1 plus the lowest kept bit; a carry moves into the exponent), with the exponent
+  // rebias folded into the same addition. Lanes below the normal range come out negative or
+  // small (the arithmetic shift keeps them so) and are not selected.
+  constexpr uint32_t kRoundAndRebias = (1u << (shift - 1)) - 1u - (static_cast<uint32_t>(127 - F.bias) << 23);
   const VU lsb = hn::And(hn::ShiftRight<shift>(abs_bits), hn::Set(du, 1u));
-  const VU rounded = hn::Add(abs_bits, hn::Add(hn::Set(du, (1u << (shift - 1)) - 1u), lsb));
-  const VI normal = hn::Sub(hn::BitCast(di, hn::ShiftRight<shift>(rounded)),
-                            hn::Set(di, static_cast<int32_t>((127 - F.bias) << m)));
-  // Below the smallest normal: the code is the magnitude in units of the smallest subnormal,
-  // rounded half to even (scaling by a power of two is exact). 2^m there is the smallest normal.
-  // The steps are below 2^22, so adding 1.5 * 2^23 rounds them half-to-even to an integer in the
-  // low mantissa bits (the FPU's default rounding, as for the division); lanes above the normal
-  // threshold give garbage here and are not selected.
-  const VF steps = hn::Mul(magnitude, hn::Set(df, exp2f_exact(m + F.bias - 1)));
-  const VI subnormal = hn::Sub(hn::BitCast(di, hn::Add(steps, hn::Set(df, 12582912.0f))), hn::Set(di, 0x4B40'0000));
+  const VI normal = hn::ShiftRight<shift>(hn::BitCast(di, hn::Add(abs_bits, hn::Add(lsb, hn::Set(du, kRoundAndRebias)))));
+  // Below the smallest normal: adding 1.5 * 2^23 smallest subnormals rounds the magnitude to a
+  // whole number of them, half to even (the FPU's default rounding, as for the division), and
+  // leaves that number in the low mantissa bits; the constant's own mantissa bits below bit 22
+  // are zero.
+  constexpr float kSubnormalMagic = 1.5f * exp2f_exact(23 + 1 - F.bias - m);
+  VI subnormal = hn::BitCast(di, hn::Add(magnitude, hn::Set(df, kSubnormalMagic)));
+  if constexpr (kWholeCodes) subnormal = hn::Sub(subnormal, hn::Set(di, std::bit_cast<int32_t>(kSubnormalMagic)));
   const auto below_normal = hn::RebindMask(di, hn::Lt(magnitude, hn::Set(df, exp2f_exact(1 - F.bias))));
-  const VI magnitude_code = hn::IfThenElse(below_normal, subnormal, normal);
+  VI magnitude_code = hn::IfThenElse(below_normal, subnormal, normal);
 
-  const VI sign_bit = hn::BitCast(di, hn::ShiftLeft<sign_shift>(hn::ShiftRight<31>(bits)));
-  VI code = hn::Or(magnitude_code, sign_bit);
-  if constexpr (!F.has_negative_zero) {
-    code = hn::IfThenElse(hn::Eq(magnitude_code, hn::Zero(di)), hn::Zero(di), code);
+  // Spellings that take the sign like any code. FNUZ's 1000...0 also survives the sign going in,
+  // as its one bit is the sign bit.
+  if (!clamps) {  // past the largest finite code: infinity or NaN
+    constexpr uint32_t kOverflow = F.has_infinity ? low_mask(F.exponent_bits) << m
+                                   : F.nan_style == NanStyle::kAllOnes ? low_mask(sign_shift)
+                                                                        : 1u << sign_shift;
+    magnitude_code = hn::IfThenElse(hn::Gt(normal, hn::Set(di, static_cast<int32_t>(F.max_code))),
+                                    hn::Set(di, static_cast<int32_t>(kOverflow)), magnitude_code);
   }
-  VI overflow_code;
-  if (saturate || F.nan_style == NanStyle::kNone) {
-    overflow_code = hn::Or(hn::Set(di, static_cast<int32_t>(F.max_code)), sign_bit);
-  } else if constexpr (F.has_infinity) {
-    overflow_code = hn::Or(hn::Set(di, static_cast<int32_t>(low_mask(F.exponent_bits) << m)), sign_bit);
-  } else if constexpr (F.nan_style == NanStyle::kAllOnes) {
-    overflow_code = hn::Or(hn::Set(di, static_cast<int32_t>(low_mask(sign_shift))), sign_bit);
-  } else {
-    overflow_code = hn::Set(di, static_cast<int32_t>(1u << sign_shift));
-  }
-  code = hn::IfThenElse(hn::Gt(magnitude_code, hn::Set(di, static_cast<int32_t>(F.max_code))), overflow_code, code);
-
-  VI nan_code;
-  if constexpr (F.nan_style == NanStyle::kIeee) {
-    nan_code = hn::Or(sign_bit, hn::Set(di, static_cast<int32_t>((low_mask(F.exponent_bits) << m) | (1u << (m - 1)))));
+  const auto is_nan = hn::RebindMask(di, hn::IsNaN(v));
+  if constexpr (F.nan_style == NanStyle::kIeee) {  // quiet NaN: all-ones exponent, top mantissa bit
+    VI nan_code = hn::Set(di, static_cast<int32_t>((low_mask(F.exponent_bits) << m) | (1u << (m - 1))));
     if constexpr (F.keeps_nan_payload) {
-      nan_code = hn::Or(nan_code, hn::BitCast(di, hn::ShiftRight<shift>(hn::And(abs_bits, hn::Set(du, 0x007F'FFFFu)))));
+      nan_code = hn::Or(nan_code, hn::BitCast(di, hn::ShiftRight<shift>(hn::And(hn::BitCast(du, v), hn::Set(du, 0x007F'FFFFu)))));
     }
+    magnitude_code = hn::IfThenElse(is_nan, nan_code, magnitude_code);
   } else if constexpr (F.nan_style == NanStyle::kAllOnes) {
-    nan_code = hn::Or(sign_bit, hn::Set(di, static_cast<int32_t>(low_mask(sign_shift))));
+    magnitude_code = hn::IfThenElse(is_nan, hn::Set(di, static_cast<int32_t>(low_mask(sign_shift))), magnitude_code);
   } else if constexpr (F.nan_style == NanStyle::kNegativeZero) {
-    nan_code = hn::Set(di, static_cast<int32_t>(1u << sign_shift));
-  } else {
-    nan_code = hn::Set(di, static_cast<int32_t>(F.max_code));  // float4: NaN -> +6
+    magnitude_code = hn::IfThenElse(is_nan, hn::Set(di, static_cast<int32_t>(1u << sign_shift)), magnitude_code);
   }
-  return hn::IfThenElse(hn::RebindMask(di, hn::IsNaN(v)), nan_code, code);
+
+  // The sign: bit 31 moved to the format's sign position.
+  const VU sign_source = hn::ShiftRight<31 - sign_shift>(hn::BitCast(du, v));
+  const VI sign_mask = hn::Set(di, static_cast<int32_t>(1u << sign_shift));
+  VI code;
+  if constexpr (F.has_negative_zero) {
+    code = hn::OrAnd(magnitude_code, hn::BitCast(di, sign_source), sign_mask);
+  } else {
+    // No -0: the sign goes only on magnitudes that round to a nonzero code, those above half the
+    // smallest subnormal (exactly half rounds to 0, the even code).
+    const auto nonzero = hn::RebindMask(di, hn::Gt(magnitude, hn::Set(df, exp2f_exact(-F.bias - m))));
+    code = hn::Or(magnitude_code, hn::IfThenElseZero(nonzero, hn::And(hn::BitCast(di, sign_source), sign_mask)));
+  }
+  if constexpr (F.nan_style == NanStyle::kNone) {  // float4: NaN -> +max, without its sign
+    code = hn::IfThenElse(is_nan, hn::Set(di, static_cast<int32_t>(F.max_code)), code);
+  }
+  return code;
 }
 
 // Codes of format F (in int32 lanes) to float32 values; NaN codes give the quiet NaN with the
