@@ -12,10 +12,15 @@ axis, blocked B=32 on the first and on the last axis; 16M and 64K elements) it t
            the 32 MiB L3 and would flatter memcpy);
   ORT      onnxruntime's CPU QuantizeLinear / DequantizeLinear with 2 intra-op threads: the node's
            kernel time from ORT's own profiler (so no session.run overhead is counted either).
-Each time is the best of several repetitions. It prints a markdown table of GB/s, the fraction of
+The three are measured in alternating rounds (qdq, memcpy, ORT, qdq, ...), each round keeping its best
+time. The GB/s columns are the best over all rounds; the two ratio columns are the median over rounds of
+the ratio within a round, so that a change in the machine's memory bandwidth during a cell (it is
+shared, and its DRAM bandwidth moves between about 40 and 75 GB/s) reaches both sides of a ratio alike.
+It prints a markdown table of GB/s, the fraction of
 memcpy bandwidth and the speed-up over ORT, and with --write updates docs/performance.md.
 
-Usage: python bench/compare.py [--threads 2] [--quick] [--write docs/performance.md]
+Usage: python bench/compare.py [--threads 2] [--quick] [--sizes 16M,64K] [--cells Q/int8/per-tensor,...]
+                              [--write docs/performance.md]
 """
 
 from __future__ import annotations
@@ -73,16 +78,17 @@ def scale_layout(grain: str, shape):
     }[grain]
 
 
-def ort_kernel_seconds(session, binding, reps: int) -> float:
-    """Best kernel time of the session's one node, from ORT's profiler."""
+ROUNDS = 5
+
+
+def ort_kernel_seconds(session) -> list[float]:
+    """Kernel times of the session's one node, run by run, from ORT's profiler."""
     import json
 
-    for _ in range(reps):
-        session.run_with_iobinding(binding)
     with open(session.end_profiling()) as f:
         events = json.load(f)
     times = [e["dur"] for e in events if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time")]
-    return min(times) / 1e6
+    return [t / 1e6 for t in times]
 
 
 def ort_session(op: str, shape, scale: np.ndarray, attrs: dict, x_code: int, y_code: int, x_init, threads: int):
@@ -119,8 +125,9 @@ def measure_cell(op: str, type_name: str, code: int, grain: str, shape, threads:
         x = (rng.standard_normal(shape, dtype=np.float32) * 3).astype(np.float32)
         out = np.empty(packed_bytes(code, count), np.uint8)
         moved = x.nbytes + out.nbytes + scale.nbytes
-        qdq_fn = lambda: _qdq._bench_quantize_linear(1, list(shape), x.reshape(-1).view(np.uint8), 1,
-                                                      list(scale_shape), scale_raw, axis, block, code, out, reps)
+        qdq_fn = lambda repeat: _qdq._bench_quantize_linear(1, list(shape), x.reshape(-1).view(np.uint8), 1,
+                                                             list(scale_shape), scale_raw, axis, block, code, out,
+                                                             repeat)
         attrs["output_dtype"] = code
         x_code, y_code, x_init = TensorProto.FLOAT, code, None
         feed = ort.OrtValue.ortvalue_from_numpy(x)
@@ -136,20 +143,16 @@ def measure_cell(op: str, type_name: str, code: int, grain: str, shape, threads:
             x_raw = (x_raw[0::2] & 0x0F) | (x_raw[1::2] << 4)
         out = np.empty(count * 4, np.uint8)
         moved = x_raw.nbytes + out.nbytes + scale.nbytes
-        qdq_fn = lambda: _qdq._bench_dequantize_linear(code, list(shape), x_raw, 1, list(scale_shape), scale_raw,
-                                                        axis, block, out, reps)
+        qdq_fn = lambda repeat: _qdq._bench_dequantize_linear(code, list(shape), x_raw, 1, list(scale_shape),
+                                                               scale_raw, axis, block, out, repeat)
         x_code, y_code = code, TensorProto.FLOAT
         x_init = onnx.numpy_helper.from_array(x_unpacked, "x")
         feed = None
-    qdq_seconds = qdq_fn()
-
     copy_bytes = moved // 2 if count < 1 << 20 else max(moved // 2, 128 << 20)
     source = np.ones(copy_bytes, np.uint8)
     destination = np.ones_like(source)
-    copy_rate = 2 * copy_bytes / _qdq._parallel_copy(destination, source, reps)
 
-    ort_seconds = None
-    ort_note = ""
+    session, binding, ort_note = None, None, ""
     try:
         session = ort_session("QuantizeLinear" if op == "Q" else "DequantizeLinear", shape, scale, attrs,
                               x_code, y_code, x_init, threads)
@@ -157,10 +160,30 @@ def measure_cell(op: str, type_name: str, code: int, grain: str, shape, threads:
         if feed is not None:
             binding.bind_ortvalue_input("x", feed)
         binding.bind_output("y")
-        ort_seconds = ort_kernel_seconds(session, binding, reps)
     except Exception as error:  # noqa: BLE001 - an unsupported cell is reported, not fatal
-        ort_note = str(error).splitlines()[0][:60]
-    return moved, qdq_seconds, copy_rate, ort_seconds, ort_note
+        session, ort_note = None, str(error).splitlines()[0][:60]
+
+    per_round = max(1, reps // ROUNDS)
+    qdq_times, copy_times = [], []
+    for _ in range(ROUNDS):
+        qdq_times.append(qdq_fn(per_round))
+        copy_times.append(_qdq._parallel_copy(destination, source, per_round))
+        if session is not None:
+            try:
+                for _ in range(per_round):
+                    session.run_with_iobinding(binding)
+            except Exception as error:  # noqa: BLE001
+                session, ort_note = None, str(error).splitlines()[0][:60]
+    copy_rates = [2 * copy_bytes / t for t in copy_times]
+    memcpy_ratio = float(np.median([moved / q / c for q, c in zip(qdq_times, copy_rates)]))
+    ort_seconds = ort_ratio = None
+    if session is not None:
+        runs = ort_kernel_seconds(session)
+        if len(runs) >= ROUNDS * per_round:  # one round of ORT runs after each round of qdq
+            ort_times = [min(runs[r * per_round:(r + 1) * per_round]) for r in range(ROUNDS)]
+            ort_seconds = min(ort_times)
+            ort_ratio = float(np.median([o / q for o, q in zip(ort_times, qdq_times)]))
+    return moved, min(qdq_times), max(copy_rates), memcpy_ratio, ort_seconds, ort_ratio, ort_note
 
 
 def machine_description(threads: int) -> str:
@@ -188,6 +211,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--sizes", default="16M,64K")
+    parser.add_argument("--cells", default="", help="only these cells, e.g. Q/uint8/per-tensor,DQ/int4/per-axis")
     parser.add_argument("--write", metavar="FILE", help="replace the table in this markdown file")
     args = parser.parse_args()
     _qdq._set_num_threads(args.threads)
@@ -202,13 +226,15 @@ def main() -> int:
         for op in ("Q", "DQ"):
             for type_name, code in TYPES:
                 for grain in GRAINS:
-                    moved, q, copy_rate, o, note = measure_cell(op, type_name, code, grain, shape, args.threads,
-                                                                args.quick)
+                    if args.cells and f"{op}/{type_name}/{grain}" not in args.cells.split(","):
+                        continue
+                    moved, q, copy_rate, memcpy_ratio, o, ort_ratio, note = measure_cell(
+                        op, type_name, code, grain, shape, args.threads, args.quick)
                     qdq_rate, copy_rate = moved / q / 1e9, copy_rate / 1e9
                     ort_text = f"{moved / o / 1e9:.2f}" if o else "n/a"
-                    ratio = f"{o / q:.1f}x" if o else ("n/a (" + note + ")" if note else "n/a")
+                    ratio = f"{ort_ratio:.1f}x" if o else ("n/a (" + note + ")" if note else "n/a")
                     row = (f"| {size_name} | {op} | {type_name} | {grain} | {qdq_rate:.2f} | {copy_rate:.2f} | "
-                           f"{qdq_rate / copy_rate:.2f} | {ort_text} | {ratio} |")
+                           f"{memcpy_ratio:.2f} | {ort_text} | {ratio} |")
                     rows.append(row)
                     print(row, flush=True)
     machine = machine_description(args.threads)

@@ -366,6 +366,7 @@ struct Context {
   Precision precision;
   bool saturate;
   bool apply_zero_point;
+  bool stream_output;  // y is written with non-temporal stores (see StreamOut)
 };
 
 // Scale and zero point of one block of a run: a pointer to per-element float32 values (straight
@@ -471,6 +472,26 @@ const T* StageTail(const T* source, size_t i, size_t k, T* local) {
   return local;
 }
 
+// Outputs much larger than the caches are written with non-temporal stores: the lines go to
+// memory without first being read into the cache (a normal store's read-for-ownership), which
+// saves a read of every output byte, as memcpy does for large copies. Smaller outputs stay
+// cached for whatever consumes them next.
+constexpr uint64_t kStreamingOutputBytes = uint64_t{16} << 20;
+
+// Copies a block computed into a local buffer to y: whole aligned vectors with streaming stores,
+// the unaligned head and tail with ordinary ones.
+void StreamOut(const void* local, size_t bytes, void* y) {
+  const hn::ScalableTag<uint8_t> d8;
+  const size_t N = hn::Lanes(d8);
+  const auto* source = static_cast<const uint8_t*>(local);
+  auto* destination = static_cast<uint8_t*>(y);
+  const size_t misalignment = reinterpret_cast<uintptr_t>(destination) % (N * sizeof(uint8_t));
+  size_t i = std::min(bytes, misalignment == 0 ? size_t{0} : N - misalignment);
+  std::memcpy(destination, source, i);
+  for (; i + N <= bytes; i += N) hn::Stream(hn::LoadU(d8, source + i), d8, destination + i);
+  std::memcpy(destination + i, source + i, bytes - i);
+}
+
 // --- Quantize -------------------------------------------------------------------------------
 
 // Integer outputs: clamp(round_half_even(q) + zp) with NaN -> lowest, as codes of `bits` bits.
@@ -555,7 +576,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
     const VF scale_constant = RoundToPrecision(precision, hn::Set(df, o.scale_constant));
     const VF zp_constant = hn::Set(df, o.zero_point_constant);
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
-    Code* out = packed ? codes : static_cast<Code*>(y) + at;
+    Code* out = packed || c.stream_output ? codes : static_cast<Code*>(y) + at;
     // One vector: x, its scale (already in the division precision unless round_scale) and its
     // zero point with the bounds derived from it.
     auto compute = [&](const XT* xp, VF s, bool round_scale, VF zp, const typename Output::Bounds& bounds,
@@ -623,8 +644,12 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
       }
     }
     if constexpr (sizeof(Code) == 1) {
-      if (packed) Pack(*c.y, codes, k, y, at);
+      if (packed) {
+        Pack(*c.y, codes, k, y, at);
+        continue;
+      }
     }
+    if (c.stream_output) StreamOut(codes, k * sizeof(Code), static_cast<Code*>(y) + at);
   }
 }
 
@@ -674,6 +699,7 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   HWY_ALIGN float scale_tail[64];
   HWY_ALIGN float zp_tail[64];
   HWY_ALIGN YT out_tail[64];
+  HWY_ALIGN YT staged[kPadded];  // the block, when streamed out
   Operands o;
   const bool subtract = Input::kSubtractsZeroPoint && c.apply_zero_point;
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
@@ -689,7 +715,7 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     LoadOperands(c, run, offset, k, &o);
     const VF scale_constant = hn::Set(df, o.scale_constant);
     const VF zp_constant = hn::Set(df, o.zero_point_constant);
-    YT* out = static_cast<YT*>(y) + at;
+    YT* out = c.stream_output ? staged : static_cast<YT*>(y) + at;
     auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
       VF v = Input::Load(xp);
       if (subtract) v = hn::Sub(v, zp);
@@ -738,6 +764,7 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
         std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
       }
     }
+    if (c.stream_output) StreamOut(staged, k * sizeof(YT), static_cast<YT*>(y) + at);
   }
 }
 
@@ -812,10 +839,15 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
   c.precision = plan.precision;
   c.saturate = plan.saturate;
   c.apply_zero_point = plan.apply_zero_point;
+  c.stream_output = storage_bytes(plan.output_type, plan.element_count) >= kStreamingOutputBytes;
   const RunFunction run_function = plan.operation == Operation::kQuantize
                                        ? SelectQuantize(plan.x.type, plan.output_type)
                                        : SelectDequantize(plan.x.type, plan.output_type);
   exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); });
+#if HWY_ARCH_X86
+  // Streaming stores are weakly ordered: complete them before the task reports itself done.
+  if (c.stream_output) _mm_sfence();
+#endif
 }
 
 }  // namespace HWY_NAMESPACE
