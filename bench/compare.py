@@ -79,6 +79,7 @@ def scale_layout(grain: str, shape):
 
 
 ROUNDS = 5
+ORT_SPIN_SETTLE_SECONDS = 0.05
 
 
 def ort_kernel_seconds(session) -> list[float]:
@@ -174,6 +175,9 @@ def measure_cell(op: str, type_name: str, code: int, grain: str, shape, threads:
                     session.run_with_iobinding(binding)
             except Exception as error:  # noqa: BLE001
                 session, ort_note = None, str(error).splitlines()[0][:60]
+            # ORT's pool threads spin for a while after a run (over 10 ms here), taking a core from
+            # whatever runs next on this 2-core machine: let them go to sleep first.
+            time.sleep(ORT_SPIN_SETTLE_SECONDS)
     copy_rates = [2 * copy_bytes / t for t in copy_times]
     memcpy_ratio = float(np.median([moved / q / c for q, c in zip(qdq_times, copy_rates)]))
     ort_seconds = ort_ratio = None

@@ -2,6 +2,7 @@
 // Hosts with their own pool (ONNX Runtime) bypass it through ParallelFor in ExecuteOptions.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -34,8 +35,8 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;
-  bool stopping_ = false;
+  std::atomic<uint64_t> generation_{0};  // written under mutex_, also polled without it
+  std::atomic<bool> stopping_{false};
   std::shared_ptr<Job> job_;  // the current job; a worker that wakes late holds an exhausted one
 };
 
