@@ -548,6 +548,18 @@ struct FloatOutput {
   }
 };
 
+// Stores the low byte of each lane (the code; sub-byte types are masked again when packed).
+HWY_INLINE void StoreLowBytes(VI code, uint8_t* destination) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // One truncating narrow (vpmovdb) instead of Highway's mask, byte shuffle and lane permute.
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(destination), _mm512_cvtepi32_epi8(code.raw));
+#else
+  // Masked first because U8FromU32 saturates on some targets.
+  const VU low_byte = hn::And(hn::BitCast(DU(), code), hn::Set(DU(), 0xFFu));
+  hn::StoreU(hn::U8FromU32(low_byte), hn::Rebind<uint8_t, DI>(), destination);
+#endif
+}
+
 // Output codes: 8-bit lanes for 8 bits and less, 16-bit lanes otherwise.
 template <int kCodeBits>
 using CodeType = std::conditional_t<(kCodeBits <= 8), uint8_t, uint16_t>;
@@ -590,10 +602,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
       if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
       const VI code = Output::Codes(c, q, zp, bounds);
       if constexpr (sizeof(Code) == 1) {
-        // The low byte of each lane is the code (sub-byte types are masked again when packed);
-        // masked first because U8FromU32 saturates on some targets.
-        const VU low_byte = hn::And(hn::BitCast(DU(), code), hn::Set(DU(), 0xFFu));
-        hn::StoreU(hn::U8FromU32(low_byte), dcode, destination);
+        StoreLowBytes(code, destination);
       } else if constexpr (Output::kIsInteger && Output::kCodeBits == 16 && Output::kLowest < 0) {
         const hn::Rebind<int16_t, DI> d16;  // in range, so the saturating demotion is exact
         hn::StoreU(hn::BitCast(dcode, hn::DemoteTo(d16, code)), dcode, destination);
