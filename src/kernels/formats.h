@@ -31,6 +31,7 @@ constexpr Format format_of(ElementType type) {
 }
 
 inline constexpr Format kFloat16Format = format_of(ElementType::kFloat16);
+inline constexpr Format kBfloat16Format = format_of(ElementType::kBfloat16);
 inline constexpr Format kE4M3FN = format_of(ElementType::kFloat8E4M3FN);
 inline constexpr Format kE4M3FNUZ = format_of(ElementType::kFloat8E4M3FNUZ);
 inline constexpr Format kE5M2 = format_of(ElementType::kFloat8E5M2);

@@ -369,97 +369,123 @@ struct Context {
   bool stream_output;  // y is written with non-temporal stores (see StreamOut)
 };
 
-// Scale and zero point of one block of a run: a pointer to per-element float32 values (straight
-// into the tensor where it already holds them, else a filled buffer) or a broadcast constant.
-struct Operands {
-  HWY_ALIGN float scale_buffer[kPadded];
-  HWY_ALIGN float zero_point_buffer[kPadded];
-  const float* scale = nullptr;       // nullptr: scale_constant (or per_block)
-  const float* zero_point = nullptr;  // nullptr: zero_point_constant (or per_block)
-  float scale_constant = 0.0f;
-  float zero_point_constant = 0.0f;
-  // Blocked along the innermost axis with whole vectors per block: one value per block, broadcast
-  // per vector. Entry b is the block of element (first_element_phase + i) / block.
-  bool per_block = false;
-  float block_scale[kBlock + 2];
-  float block_zero_point[kBlock + 2];
+// 32-bit integer scales and zero points hold values float32 cannot; they travel as their int32
+// words (a uint32 as its bit pattern) and the kernels that take them compute in float64 lanes.
+constexpr bool IsWide(const ElementTypeInfo& type) { return type.is_integer() && type.bits == 32; }
+
+// A scale's or zero point's values for one block of a run, as W (float: the value; int32_t: the
+// word): a pointer to per-element values (straight into the tensor where it already holds them,
+// else a filled buffer), a broadcast constant, or one value per block.
+template <typename W>
+struct OperandValues {
+  HWY_ALIGN W buffer[kPadded];
+  const W* values = nullptr;  // nullptr: `constant`, or `block` when per_block
+  W constant = 0;
+  W block[kBlock + 2];  // per_block: entry b is block (first_element_phase + i) / block
 };
 
-// Decodes the values of the blocks covering elements [offset, offset + k) of a blocked run.
-void LoadBlockValues(const ElementTypeInfo& type, const void* data, uint64_t first_index, const exec::Run& run,
-                     uint64_t offset, size_t k, float* out) {
-  const uint64_t first = (run.block_phase + offset) / run.block;
-  const uint64_t last = (run.block_phase + offset + k - 1) / run.block;
-  // The blocks' values are contiguous: one conversion call (a copy for float32) for all of them.
-  const size_t count = static_cast<size_t>(last - first + 1);
-  if (type.is_integer()) {
-    LoadCodesAsFloat(type, data, first_index + first, count, out);
-  } else {
-    LoadAsFloat(type, data, first_index + first, count, out);
+// `count` contiguous values of a tensor as W, lanes past `count` (up to a vector) zeroed.
+template <typename W>
+void LoadContiguous(const ElementTypeInfo& type, const void* data, uint64_t index, size_t count, W* out) {
+  if constexpr (std::is_same_v<W, float>) {
+    if (type.is_integer()) {
+      LoadCodesAsFloat(type, data, index, count, out);
+    } else {
+      LoadAsFloat(type, data, index, count, out);
+    }
+  } else {  // 32-bit words, stored as such
+    std::memcpy(out, static_cast<const W*>(data) + index, count * sizeof(W));
+    for (size_t j = count; j < kPadded && j < count + 16; ++j) out[j] = 0;
   }
 }
 
+template <typename W>
+W LoadOne(const ElementTypeInfo& type, const void* data, uint64_t index) {
+  if constexpr (std::is_same_v<W, float>) {
+    return static_cast<float>(codec::load_value(data, type, index));
+  } else {
+    return static_cast<W>(codec::load_code(data, type, index));
+  }
+}
+
+// Where the tensor already stores W (float32 values, 32-bit words), a pointer into it.
+template <typename W>
+const W* DirectValues(const ElementTypeInfo& type, const void* data, uint64_t index) {
+  const bool same = std::is_same_v<W, float> ? type.type == ElementType::kFloat32 : IsWide(type);
+  return same ? static_cast<const W*>(data) + index : nullptr;
+}
+
 // Repeats each block's value over the elements of a run blocked along its innermost axis.
-void FillBlocked(const ElementTypeInfo& type, const void* data, const exec::Run& run, uint64_t offset, size_t k,
-                 float* out) {
+template <typename W>
+void FillBlocked(const ElementTypeInfo& type, const void* data, uint64_t first_index, const exec::Run& run,
+                 uint64_t offset, size_t k, W* out) {
   size_t j = 0;
   while (j < k) {
     const uint64_t block = (run.block_phase + offset + j) / run.block;
     const size_t block_end = static_cast<size_t>(std::min<uint64_t>(k, (block + 1) * run.block - run.block_phase - offset));
-    const float value = static_cast<float>(codec::load_value(data, type, run.scale_index + block));
+    const W value = LoadOne<W>(type, data, first_index + block);
     for (; j < block_end; ++j) out[j] = value;
   }
-  for (size_t z = k; z < kPadded && z < k + 16; ++z) out[z] = 0.0f;
+  for (size_t z = k; z < kPadded && z < k + 16; ++z) out[z] = 0;
 }
+
+// The values of one operand (scale or zero point, starting at tensor element `first_index` for
+// the run's first element) for elements [offset, offset + k) of the run.
+template <typename W>
+void LoadOperand(const ElementTypeInfo& type, const void* data, uint64_t first_index, bool varies,
+                 const exec::Run& run, uint64_t offset, size_t k, bool per_block, OperandValues<W>* o) {
+  o->values = nullptr;
+  if (per_block) {
+    // The blocks' values are contiguous: one conversion for all of them.
+    const uint64_t first = (run.block_phase + offset) / run.block;
+    const uint64_t last = (run.block_phase + offset + k - 1) / run.block;
+    LoadContiguous(type, data, first_index + first, static_cast<size_t>(last - first + 1), o->block);
+  } else if (run.block != 0) {
+    FillBlocked(type, data, first_index, run, offset, k, o->buffer);
+    o->values = o->buffer;
+  } else if (varies) {
+    o->values = DirectValues<W>(type, data, first_index + offset);
+    if (o->values == nullptr) {
+      LoadContiguous(type, data, first_index + offset, k, o->buffer);
+      o->values = o->buffer;
+    }
+  } else if (offset == 0) {  // constant over the run: decoded once
+    o->constant = LoadOne<W>(type, data, first_index);
+  }
+}
+
+struct Operands {
+  // Blocked along the innermost axis with whole vectors per block: one value per block, broadcast
+  // per vector (never with a wide operand, which the wide kernels take per element).
+  bool per_block = false;
+  OperandValues<float> scale, zero_point;
+  OperandValues<int32_t> wide_scale, wide_zero_point;
+};
 
 void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_t k, Operands* o) {
   const Plan& plan = *c.plan;
   const size_t lanes = hn::Lanes(DF());
+  // An int32 scale is taken as words where the division is in float64; in a float precision it
+  // is rounded to float32 first, as the reference does.
+  const bool wide_scale = c.precision == Precision::kFloat64;
+  const bool wide_zero_point = c.zero_point != nullptr && IsWide(*c.zero_point);
   // Whole vectors per block (offset is a multiple of kBlock, itself a multiple of the lanes).
-  o->per_block = run.block != 0 && run.block % lanes == 0 && run.block_phase % lanes == 0;
-  if (o->per_block) {
-    o->scale = nullptr;
-    o->zero_point = nullptr;
-    LoadBlockValues(*c.scale, plan.scale.data, run.scale_index, run, offset, k, o->block_scale);
-    if (c.zero_point != nullptr) {
-      LoadBlockValues(*c.zero_point, plan.zero_point.data, run.zero_point_index, run, offset, k, o->block_zero_point);
-    } else {
-      o->zero_point_constant = 0.0f;
-    }
-    return;
-  }
-  if (run.block != 0) {
-    FillBlocked(*c.scale, plan.scale.data, run, offset, k, o->scale_buffer);
-    o->scale = o->scale_buffer;
-  } else if (run.scale_varies) {
-    if (c.scale->type == ElementType::kFloat32) {
-      o->scale = static_cast<const float*>(plan.scale.data) + run.scale_index + offset;
-    } else {
-      LoadAsFloat(*c.scale, plan.scale.data, run.scale_index + offset, k, o->scale_buffer);
-      o->scale = o->scale_buffer;
-    }
+  o->per_block = run.block != 0 && run.block % lanes == 0 && run.block_phase % lanes == 0 && !wide_scale &&
+                 !wide_zero_point;
+  if (wide_scale) {
+    LoadOperand(*c.scale, plan.scale.data, run.scale_index, run.scale_varies, run, offset, k, false, &o->wide_scale);
   } else {
-    o->scale = nullptr;
-    if (offset == 0) {  // constant over the run: decoded once
-      o->scale_constant = static_cast<float>(codec::load_value(plan.scale.data, *c.scale, run.scale_index));
-    }
+    LoadOperand(*c.scale, plan.scale.data, run.scale_index, run.scale_varies, run, offset, k, o->per_block, &o->scale);
   }
-  o->zero_point = nullptr;
   if (c.zero_point == nullptr) {
-    o->zero_point_constant = 0.0f;
-    return;
-  }
-  if (run.block != 0) {
-    exec::Run zp_run = run;
-    zp_run.scale_index = run.zero_point_index;
-    FillBlocked(*c.zero_point, plan.zero_point.data, zp_run, offset, k, o->zero_point_buffer);
-    o->zero_point = o->zero_point_buffer;
-  } else if (run.zero_point_varies) {
-    LoadCodesAsFloat(*c.zero_point, plan.zero_point.data, run.zero_point_index + offset, k, o->zero_point_buffer);
-    o->zero_point = o->zero_point_buffer;
-  } else if (offset == 0) {
-    o->zero_point_constant =
-        static_cast<float>(codec::load_value(plan.zero_point.data, *c.zero_point, run.zero_point_index));
+    o->zero_point.values = nullptr;
+    o->zero_point.constant = 0.0f;
+  } else if (wide_zero_point) {
+    LoadOperand(*c.zero_point, plan.zero_point.data, run.zero_point_index, run.zero_point_varies, run, offset, k,
+                false, &o->wide_zero_point);
+  } else {
+    LoadOperand(*c.zero_point, plan.zero_point.data, run.zero_point_index, run.zero_point_varies, run, offset, k,
+                o->per_block, &o->zero_point);
   }
 }
 
@@ -504,6 +530,8 @@ void StreamOut(const void* local, size_t bytes, void* y) {
 template <int kBits, bool kSigned>
 struct IntegerOutput {
   static constexpr bool kIsInteger = true;
+  static constexpr bool kWide = false;
+  static constexpr bool kSignedCodes = kSigned;
   static constexpr int kCodeBits = kBits;
   static constexpr float kLowest = kSigned ? -static_cast<float>(1 << (kBits - 1)) : 0.0f;
   static constexpr float kMax = kSigned ? static_cast<float>((1 << (kBits - 1)) - 1) : static_cast<float>((1 << kBits) - 1);
@@ -533,10 +561,13 @@ struct IntegerOutput {
   }
 };
 
-// Float8 outputs: encode q (the zero point is 0 and not added); float4: q + zp in float32.
+// Float8 outputs: encode q (the zero point is 0 and not added); float4 and Quark's float16 and
+// bfloat16: q + zp in float32, then encode (saturating for Quark, as planned).
 template <const Format& F, bool kAddsZeroPoint>
 struct FloatOutput {
   static constexpr bool kIsInteger = false;
+  static constexpr bool kWide = false;
+  static constexpr bool kSignedCodes = false;
   static constexpr int kCodeBits = F.sign_shift() + 1;
   struct Bounds {};
   static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
@@ -547,6 +578,128 @@ struct FloatOutput {
     return Encode<F>(q, c.saturate);
   }
 };
+
+// --- float64 lanes: 32-bit integers and QuantizeLinear's float64 precision ----------------------
+
+using DD = hn::Repartition<double, DF>;  // half as many lanes as DF
+using VD = hn::Vec<DD>;
+using DFD = hn::Rebind<float, DD>;    // float32 lanes, as many as DD's
+using DID = hn::Rebind<int32_t, DD>;  // int32 lanes, as many as DD's
+
+// The words of a 32-bit integer type as float64 values, exactly.
+template <bool kSigned>
+HWY_INLINE VD WordsToDouble(hn::Vec<DID> words) {
+  const DD dd;
+  if constexpr (kSigned) {
+    return hn::PromoteTo(dd, words);
+  } else {  // uint32: flipping the top bit gives the value minus 2^31 as an int32
+    const DID di;
+    return hn::Add(hn::PromoteTo(dd, hn::Xor(words, hn::Set(di, static_cast<int32_t>(0x8000'0000u)))),
+                   hn::Set(dd, 2147483648.0));
+  }
+}
+
+// Integer-valued float64 values within the type's range as its words.
+template <bool kSigned>
+HWY_INLINE hn::Vec<DID> DoubleToWords(VD v) {
+  const DID di;
+  if constexpr (kSigned) {
+    return hn::DemoteTo(di, v);
+  } else {
+    const DD dd;
+    return hn::Xor(hn::DemoteTo(di, hn::Sub(v, hn::Set(dd, 2147483648.0))), hn::Set(di, static_cast<int32_t>(0x8000'0000u)));
+  }
+}
+
+// Per-element 32-bit words of an operand at elements [i, i + lanes): its values, or the constant.
+HWY_INLINE hn::Vec<DID> OperandWords(const OperandValues<int32_t>& o, size_t i) {
+  const DID di;
+  return o.values ? hn::LoadU(di, o.values + i) : hn::Set(di, o.constant);
+}
+
+// Int32 and uint32 outputs (Quark): clamp(round_half_even(q) + zp) with NaN -> lowest. The float32
+// pipeline leaves q itself (its bits) in the code buffer; FinishWide then rounds q exactly in
+// float64, adds the zero point (exact below 2^53; a sum beyond that is far out of range and
+// saturates the same), clamps and writes the words.
+template <bool kSigned>
+struct WideIntegerOutput {
+  static constexpr bool kIsInteger = true;
+  static constexpr bool kWide = true;
+  static constexpr bool kSignedCodes = kSigned;
+  static constexpr int kCodeBits = 32;
+  struct Bounds {};
+  static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
+  static HWY_INLINE VI Codes(const Context&, VF q, VF, const Bounds&) { return hn::BitCast(DI(), q); }
+
+  // In place over `words` (a padded block buffer holding k quotients).
+  static void FinishWide(const OperandValues<int32_t>& zp, bool add_zero_point, size_t k, int32_t* words) {
+    const DD dd;
+    const DFD df32;
+    const DID di;
+    const VD lowest = hn::Set(dd, kSigned ? -2147483648.0 : 0.0);
+    const VD highest = hn::Set(dd, kSigned ? 2147483647.0 : 4294967295.0);
+    HWY_ALIGN int32_t zp_tail[64];
+    for (size_t i = 0; i < k; i += hn::Lanes(dd)) {
+      VD v = hn::Round(hn::PromoteTo(dd, hn::LoadU(df32, reinterpret_cast<const float*>(words + i))));
+      if (add_zero_point) {
+        const bool tail = zp.values && i + hn::Lanes(dd) > k;
+        v = hn::Add(v, WordsToDouble<kSigned>(tail ? hn::LoadU(di, StageTail(zp.values, i, k, zp_tail))
+                                                   : OperandWords(zp, i)));
+      }
+      const VD clamped = hn::IfThenElse(hn::IsNaN(v), lowest, hn::Min(hn::Max(v, lowest), highest));
+      hn::StoreU(DoubleToWords<kSigned>(clamped), di, words + i);
+    }
+  }
+};
+
+// QuantizeLinear with an int32 scale divides in float64 (docs/semantics.md). This stage leaves in
+// `out` float32 values that the float32 stages then finish exactly as the reference would have
+// finished the float64 quotient q = x / s:
+//   integer outputs: round_half_even(clamp(q, -2^20, 2^20)). The later clamp to
+//     [lowest - zp, max - zp] (integers within +-2^17) and rounding commute with these, and the
+//     value is an integer that float32 holds exactly;
+//   float outputs: f32(q + zp) with the zero point where it is added (float4), in float64 as the
+//     reference; the float stage then adds -0, which changes no value.
+template <ElementType kX, bool kIntegerOutput>
+void StageFloat64Quotients(const Context& c, uint64_t at, size_t k, const Operands& o, float* x_values, float* out) {
+  const DD dd;
+  const DFD df32;
+  const DID di;
+  const size_t n = hn::Lanes(dd);
+  const Plan& plan = *c.plan;
+  const int32_t* x_words = nullptr;
+  if constexpr (kX == ElementType::kInt32) {
+    x_words = static_cast<const int32_t*>(plan.x.data) + at;  // int32 x is exact in float64
+  } else {
+    LoadAsFloat(*c.x, plan.x.data, at, k, x_values);  // float x is exact in float32
+  }
+  const bool add_zero_point = !kIntegerOutput && c.apply_zero_point;
+  HWY_ALIGN int32_t x_tail[64];
+  HWY_ALIGN int32_t scale_tail[64];
+  HWY_ALIGN float zp_tail[64];
+  for (size_t i = 0; i < k; i += n) {
+    const bool tail = i + n > k;
+    VD xv;
+    if constexpr (kX == ElementType::kInt32) {
+      xv = hn::PromoteTo(dd, hn::LoadU(di, tail ? StageTail(x_words, i, k, x_tail) : x_words + i));
+    } else {
+      xv = hn::PromoteTo(dd, hn::LoadU(df32, x_values + i));
+    }
+    const hn::Vec<DID> scale_words =
+        tail && o.wide_scale.values ? hn::LoadU(di, StageTail(o.wide_scale.values, i, k, scale_tail)) : OperandWords(o.wide_scale, i);
+    VD q = hn::Div(xv, WordsToDouble<true>(scale_words));
+    if constexpr (kIntegerOutput) {
+      const VD bound = hn::Set(dd, 1048576.0);  // 2^20
+      q = hn::IfThenElse(hn::IsNaN(q), q, hn::Round(hn::Min(hn::Max(q, hn::Neg(bound)), bound)));
+    } else if (add_zero_point) {
+      const float* zpp = o.zero_point.values;
+      const hn::Vec<DFD> zp = zpp ? hn::LoadU(df32, tail ? StageTail(zpp, i, k, zp_tail) : zpp + i)
+                                  : hn::Set(df32, o.zero_point.constant);
+      q = hn::Add(q, hn::PromoteTo(dd, zp));
+    }
+    hn::StoreU(hn::DemoteTo(df32, q), df32, out + i);
+  }
+}
 
 // Stores the low byte of each lane (the code; sub-byte types are masked again when packed).
 HWY_INLINE void StoreLowBytes(VI code, uint8_t* destination) {
@@ -560,21 +713,40 @@ HWY_INLINE void StoreLowBytes(VI code, uint8_t* destination) {
 #endif
 }
 
-// Output codes: 8-bit lanes for 8 bits and less, 16-bit lanes otherwise.
+// Output codes: 8-bit lanes for 8 bits and less, 16-bit lanes to 16 bits, else 32-bit words.
 template <int kCodeBits>
-using CodeType = std::conditional_t<(kCodeBits <= 8), uint8_t, uint16_t>;
+using CodeType = std::conditional_t<(kCodeBits <= 8), uint8_t, std::conditional_t<(kCodeBits <= 16), uint16_t, int32_t>>;
+
+// One vector of codes (in int32 lanes) to the output's code lanes.
+template <class Output, typename Code>
+HWY_INLINE void StoreCodes(VI code, Code* destination) {
+  if constexpr (sizeof(Code) == 1) {
+    StoreLowBytes(code, destination);
+  } else if constexpr (sizeof(Code) == 4) {
+    hn::StoreU(code, DI(), destination);
+  } else if constexpr (Output::kIsInteger && Output::kSignedCodes) {
+    const hn::Rebind<int16_t, DI> d16;  // in range, so the saturating demotion is exact
+    hn::StoreU(hn::DemoteTo(d16, code), d16, reinterpret_cast<int16_t*>(destination));
+  } else {
+    const hn::Rebind<uint16_t, DI> d16;  // codes 0..0xFFFF: the unsigned demotion is exact
+    hn::StoreU(hn::DemoteTo(d16, code), d16, destination);
+  }
+}
 
 template <class Output, ElementType kX>
 void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   using XT = typename XInput<kX>::T;
   using Code = CodeType<Output::kCodeBits>;
   const DF df;
-  const hn::Rebind<Code, DI> dcode;
   const size_t N = hn::Lanes(df);
   const Plan& plan = *c.plan;
   const bool packed = c.y->is_packed();
   const Precision precision = c.precision;
+  // Wide outputs finish in place in the code buffer; float64 divisions are staged into `staged`.
+  const bool through_buffer = packed || c.stream_output || Output::kWide;
   HWY_ALIGN Code codes[kPadded];  // packed outputs: one code per byte before packing
+  HWY_ALIGN float staged[kPadded];
+  HWY_ALIGN float x_values[kPadded];
   HWY_ALIGN XT x_tail[64];
   HWY_ALIGN float scale_tail[64];
   HWY_ALIGN float zp_tail[64];
@@ -585,72 +757,92 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
     const uint64_t at = run.x_index + offset;
     const XT* x = static_cast<const XT*>(plan.x.data) + at;
     LoadOperands(c, run, offset, k, &o);
-    const VF scale_constant = RoundToPrecision(precision, hn::Set(df, o.scale_constant));
-    const VF zp_constant = hn::Set(df, o.zero_point_constant);
+    const VF zp_constant = hn::Set(df, o.zero_point.constant);
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
-    Code* out = packed || c.stream_output ? codes : static_cast<Code*>(y) + at;
-    // One vector: x, its scale (already in the division precision unless round_scale) and its
-    // zero point with the bounds derived from it.
-    auto compute = [&](const XT* xp, VF s, bool round_scale, VF zp, const typename Output::Bounds& bounds,
-                       Code* destination) HWY_ATTR {
-      VF xv = XInput<kX>::Load(xp);
-      if (precision != Precision::kFloat32) {
-        xv = RoundToPrecision(precision, xv);
-        if (round_scale) s = RoundToPrecision(precision, s);
-      }
-      VF q = hn::Div(xv, s);
-      if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
-      const VI code = Output::Codes(c, q, zp, bounds);
-      if constexpr (sizeof(Code) == 1) {
-        StoreLowBytes(code, destination);
-      } else if constexpr (Output::kIsInteger && Output::kCodeBits == 16 && Output::kLowest < 0) {
-        const hn::Rebind<int16_t, DI> d16;  // in range, so the saturating demotion is exact
-        hn::StoreU(hn::BitCast(dcode, hn::DemoteTo(d16, code)), dcode, destination);
-      } else {
-        hn::StoreU(hn::DemoteTo(dcode, code), dcode, destination);
-      }
-    };
-    auto body = [&](const XT* xp, const float* sp, const float* zpp, Code* destination) HWY_ATTR {
-      const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
-      if (zpp) {
-        const VF zp = hn::LoadU(df, zpp);
-        compute(xp, s, sp != nullptr, zp, Output::MakeBounds(zp), destination);
-      } else {
-        compute(xp, s, sp != nullptr, zp_constant, bounds_constant, destination);
-      }
+    Code* out = through_buffer ? codes : static_cast<Code*>(y) + at;
+    // The codes of one vector of quotients q, with their zero point and the bounds derived from it.
+    auto emit = [&](VF q, VF zp, const typename Output::Bounds& bounds, Code* destination) HWY_ATTR {
+      StoreCodes<Output>(Output::Codes(c, q, zp, bounds), destination);
     };
     size_t i = 0;
-    if (o.per_block) {
-      const bool has_zp = c.zero_point != nullptr;
-      // Block b of this stretch and the position in it, stepped per vector (no division).
-      uint64_t b = 0;
-      uint64_t position = (run.block_phase + offset) % run.block;
-      for (; i + N <= k; i += N) {
-        const VF s = hn::Set(df, o.block_scale[b]);
-        const VF zp = has_zp ? hn::Set(df, o.block_zero_point[b]) : zp_constant;
-        compute(x + i, s, true, zp, has_zp ? Output::MakeBounds(zp) : bounds_constant, out + i);
-        position += N;
-        if (position == run.block) {
-          position = 0;
-          ++b;
+    if (!Output::kWide && precision == Precision::kFloat64) {  // an int32 scale: never per block
+      StageFloat64Quotients<kX, Output::kIsInteger>(c, at, k, o, x_values, staged);
+      const float* zpp = o.zero_point.values;
+      const VF no_zero_point = hn::Set(df, -0.0f);  // float outputs: added in the stage
+      for (; i < k; i += N) {
+        const bool tail = i + N > k;
+        Code* destination = tail ? out_tail : out + i;
+        const VF q = hn::LoadU(df, staged + i);
+        if (!Output::kIsInteger) {
+          emit(q, no_zero_point, bounds_constant, destination);
+        } else if (zpp) {
+          const VF zp = hn::LoadU(df, tail ? StageTail(zpp, i, k, zp_tail) : zpp + i);
+          emit(q, zp, Output::MakeBounds(zp), destination);
+        } else {
+          emit(q, zp_constant, bounds_constant, destination);
         }
-      }
-      // Whole vectors per block and k a multiple of the lanes unless the run ends here.
-      if (i < k) {
-        const VF zp = has_zp ? hn::Set(df, o.block_zero_point[b]) : zp_constant;
-        compute(StageTail(x, i, k, x_tail), hn::Set(df, o.block_scale[b]), true, zp,
-                has_zp ? Output::MakeBounds(zp) : bounds_constant, out_tail);
-        std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
+        if (tail) std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
       }
     } else {
-      for (; i + N <= k; i += N) {
-        body(x + i, o.scale ? o.scale + i : nullptr, o.zero_point ? o.zero_point + i : nullptr, out + i);
+      const VF scale_constant = RoundToPrecision(precision, hn::Set(df, o.scale.constant));
+      // One vector: x, its scale (already in the division precision unless round_scale) and its
+      // zero point with the bounds derived from it.
+      auto compute = [&](const XT* xp, VF s, bool round_scale, VF zp, const typename Output::Bounds& bounds,
+                         Code* destination) HWY_ATTR {
+        VF xv = XInput<kX>::Load(xp);
+        if (precision != Precision::kFloat32) {
+          xv = RoundToPrecision(precision, xv);
+          if (round_scale) s = RoundToPrecision(precision, s);
+        }
+        VF q = hn::Div(xv, s);
+        if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
+        emit(q, zp, bounds, destination);
+      };
+      auto body = [&](const XT* xp, const float* sp, const float* zpp, Code* destination) HWY_ATTR {
+        const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
+        if (zpp) {
+          const VF zp = hn::LoadU(df, zpp);
+          compute(xp, s, sp != nullptr, zp, Output::MakeBounds(zp), destination);
+        } else {
+          compute(xp, s, sp != nullptr, zp_constant, bounds_constant, destination);
+        }
+      };
+      if (o.per_block) {
+        const bool has_zp = c.zero_point != nullptr;
+        // Block b of this stretch and the position in it, stepped per vector (no division).
+        uint64_t b = 0;
+        uint64_t position = (run.block_phase + offset) % run.block;
+        for (; i + N <= k; i += N) {
+          const VF s = hn::Set(df, o.scale.block[b]);
+          const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+          compute(x + i, s, true, zp, has_zp ? Output::MakeBounds(zp) : bounds_constant, out + i);
+          position += N;
+          if (position == run.block) {
+            position = 0;
+            ++b;
+          }
+        }
+        // Whole vectors per block and k a multiple of the lanes unless the run ends here.
+        if (i < k) {
+          const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+          compute(StageTail(x, i, k, x_tail), hn::Set(df, o.scale.block[b]), true, zp,
+                  has_zp ? Output::MakeBounds(zp) : bounds_constant, out_tail);
+          std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
+        }
+      } else {
+        const float* sp = o.scale.values;
+        const float* zpp = o.zero_point.values;
+        for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zpp ? zpp + i : nullptr, out + i);
+        if (i < k) {
+          body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
+               zpp ? StageTail(zpp, i, k, zp_tail) : nullptr, out_tail);
+          std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
+        }
       }
-      if (i < k) {
-        body(StageTail(x, i, k, x_tail), o.scale ? StageTail(o.scale, i, k, scale_tail) : nullptr,
-             o.zero_point ? StageTail(o.zero_point, i, k, zp_tail) : nullptr, out_tail);
-        std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
-      }
+    }
+    if constexpr (Output::kWide) {
+      Output::FinishWide(o.wide_zero_point, c.zero_point != nullptr && c.apply_zero_point, k, codes);
+      if (!c.stream_output) std::memcpy(static_cast<Code*>(y) + at, codes, k * sizeof(Code));
     }
     if constexpr (sizeof(Code) == 1) {
       if (packed) {
@@ -669,6 +861,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
 template <int kBits, bool kSigned>
 struct IntegerInput {
   static constexpr bool kPacked = kBits < 8;
+  static constexpr bool kWide = false;
   static constexpr bool kSubtractsZeroPoint = true;
   // int8 loads sign-extend; packed codes arrive one per byte from Unpack and are extended here.
   using T = std::conditional_t<(kBits < 8), uint8_t,
@@ -690,9 +883,50 @@ struct IntegerInput {
 template <const Format& F>
 struct FloatInput {
   static constexpr bool kPacked = F.sign_shift() + 1 < 8;
+  static constexpr bool kWide = false;
   static constexpr bool kSubtractsZeroPoint = false;  // float x: zero point required 0, not subtracted
   using T = uint8_t;
   static HWY_INLINE VF Load(const T* p) { return Decode<F>(LoadWide(p)); }
+};
+
+// Quark's float16 and bfloat16 x: widened exactly, the zero point subtracted in float32.
+template <ElementType kX>
+struct HalfFloatInput {
+  static constexpr bool kPacked = false;
+  static constexpr bool kWide = false;
+  static constexpr bool kSubtractsZeroPoint = true;
+  using T = uint16_t;
+  static HWY_INLINE VF Load(const T* p) { return XInput<kX>::Load(p); }
+};
+
+// int32 and uint32 x: x - zp is exact in float64 and rounded once to float32, as the reference
+// computes it in int64; StageWideDifference leaves those float32 values in a block buffer.
+template <bool kSigned>
+struct WideIntegerInput {
+  static constexpr bool kPacked = false;
+  static constexpr bool kWide = true;
+  static constexpr bool kSubtractsZeroPoint = false;  // subtracted by the stage
+  using T = float;
+  static HWY_INLINE VF Load(const T* p) { return hn::LoadU(DF(), p); }
+
+  static void StageWideDifference(const int32_t* x, const OperandValues<int32_t>& zp, bool subtract, size_t k,
+                                  float* out) {
+    const DD dd;
+    const DFD df32;
+    const DID di;
+    const size_t n = hn::Lanes(dd);
+    HWY_ALIGN int32_t x_tail[64];
+    HWY_ALIGN int32_t zp_tail[64];
+    for (size_t i = 0; i < k; i += n) {
+      const bool tail = i + n > k;
+      VD v = WordsToDouble<kSigned>(hn::LoadU(di, tail ? StageTail(x, i, k, x_tail) : x + i));
+      if (subtract) {
+        v = hn::Sub(v, WordsToDouble<kSigned>(tail && zp.values ? hn::LoadU(di, StageTail(zp.values, i, k, zp_tail))
+                                                                : OperandWords(zp, i)));
+      }
+      hn::StoreU(hn::DemoteTo(df32, v), df32, out + i);
+    }
+  }
 };
 
 template <class Input, ElementType kOut>
@@ -704,6 +938,7 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   const size_t N = hn::Lanes(df);
   const Plan& plan = *c.plan;
   HWY_ALIGN uint8_t unpacked[kPadded];
+  HWY_ALIGN float difference[kPadded];  // wide x: x - zp
   HWY_ALIGN XT x_tail[64];
   HWY_ALIGN float scale_tail[64];
   HWY_ALIGN float zp_tail[64];
@@ -714,16 +949,20 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
     const uint64_t at = run.x_index + offset;
+    LoadOperands(c, run, offset, k, &o);
     const XT* x;
     if constexpr (Input::kPacked) {
       Unpack(*c.x, plan.x.data, at, k, unpacked);
       x = unpacked;
+    } else if constexpr (Input::kWide) {
+      Input::StageWideDifference(static_cast<const int32_t*>(plan.x.data) + at, o.wide_zero_point,
+                                 c.zero_point != nullptr && c.apply_zero_point, k, difference);
+      x = difference;
     } else {
       x = static_cast<const XT*>(plan.x.data) + at;
     }
-    LoadOperands(c, run, offset, k, &o);
-    const VF scale_constant = hn::Set(df, o.scale_constant);
-    const VF zp_constant = hn::Set(df, o.zero_point_constant);
+    const VF scale_constant = hn::Set(df, o.scale.constant);
+    const VF zp_constant = hn::Set(df, o.zero_point.constant);
     YT* out = c.stream_output ? staged : static_cast<YT*>(y) + at;
     auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
       VF v = Input::Load(xp);
@@ -749,8 +988,8 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
       uint64_t b = 0;
       uint64_t position = (run.block_phase + offset) % run.block;
       for (; i < k; i += N) {
-        const VF s = hn::Set(df, o.block_scale[b]);
-        const VF zp = has_zp ? hn::Set(df, o.block_zero_point[b]) : zp_constant;
+        const VF s = hn::Set(df, o.scale.block[b]);
+        const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
         if (i + N <= k) {
           compute(x + i, s, zp, out + i);
         } else {
@@ -764,12 +1003,12 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
         }
       }
     } else {
-      for (; i + N <= k; i += N) {
-        body(x + i, o.scale ? o.scale + i : nullptr, o.zero_point ? o.zero_point + i : nullptr, out + i);
-      }
+      const float* sp = o.scale.values;
+      const float* zpp = o.zero_point.values;
+      for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zpp ? zpp + i : nullptr, out + i);
       if (i < k) {
-        body(StageTail(x, i, k, x_tail), o.scale ? StageTail(o.scale, i, k, scale_tail) : nullptr,
-             o.zero_point ? StageTail(o.zero_point, i, k, zp_tail) : nullptr, out_tail);
+        body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
+             zpp ? StageTail(zpp, i, k, zp_tail) : nullptr, out_tail);
         std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
       }
     }
@@ -791,8 +1030,16 @@ RunFunction SelectQuantizeInput(ElementType x) {
   }
 }
 
-RunFunction SelectQuantize(ElementType x, ElementType out) {
+RunFunction SelectQuantize(ElementType x, ElementType out, Precision precision) {
+  // Quark's outputs: float32 x only, divided in float32.
+  const bool float32_x = x == ElementType::kFloat32 && precision != Precision::kFloat64;
   switch (out) {
+    case ElementType::kInt32: return float32_x ? &QuantizeRun<WideIntegerOutput<true>, ElementType::kFloat32> : nullptr;
+    case ElementType::kUint32: return float32_x ? &QuantizeRun<WideIntegerOutput<false>, ElementType::kFloat32> : nullptr;
+    case ElementType::kFloat16:
+      return float32_x ? &QuantizeRun<FloatOutput<kFloat16Format, true>, ElementType::kFloat32> : nullptr;
+    case ElementType::kBfloat16:
+      return float32_x ? &QuantizeRun<FloatOutput<kBfloat16Format, true>, ElementType::kFloat32> : nullptr;
     case ElementType::kUint8: return SelectQuantizeInput<IntegerOutput<8, false>>(x);
     case ElementType::kInt8: return SelectQuantizeInput<IntegerOutput<8, true>>(x);
     case ElementType::kUint16: return SelectQuantizeInput<IntegerOutput<16, false>>(x);
@@ -834,9 +1081,23 @@ RunFunction SelectDequantize(ElementType x, ElementType out) {
     case ElementType::kFloat8E5M2: return SelectDequantizeOutput<FloatInput<kE5M2>>(out);
     case ElementType::kFloat8E5M2FNUZ: return SelectDequantizeOutput<FloatInput<kE5M2FNUZ>>(out);
     case ElementType::kFloat4E2M1: return SelectDequantizeOutput<FloatInput<kE2M1>>(out);
+    case ElementType::kInt32: return SelectDequantizeOutput<WideIntegerInput<true>>(out);
+    case ElementType::kUint32: return SelectDequantizeOutput<WideIntegerInput<false>>(out);
+    case ElementType::kFloat16: return SelectDequantizeOutput<HalfFloatInput<ElementType::kFloat16>>(out);
+    case ElementType::kBfloat16: return SelectDequantizeOutput<HalfFloatInput<ElementType::kBfloat16>>(out);
     default: return nullptr;
   }
 }
+
+RunFunction Select(const Plan& plan) {
+  const bool float_output = plan.output_type == ElementType::kFloat32 || plan.output_type == ElementType::kFloat16 ||
+                            plan.output_type == ElementType::kBfloat16;
+  if (plan.operation == Operation::kQuantize) return SelectQuantize(plan.x.type, plan.output_type, plan.precision);
+  return float_output ? SelectDequantize(plan.x.type, plan.output_type) : nullptr;
+}
+
+// Whether a kernel runs this plan (the same answer on every target).
+bool HasKernel(const Plan& plan) { return Select(plan) != nullptr; }
 
 void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end, void* y) {
   Context c;
@@ -849,9 +1110,7 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
   c.saturate = plan.saturate;
   c.apply_zero_point = plan.apply_zero_point;
   c.stream_output = storage_bytes(plan.output_type, plan.element_count) >= kStreamingOutputBytes;
-  const RunFunction run_function = plan.operation == Operation::kQuantize
-                                       ? SelectQuantize(plan.x.type, plan.output_type)
-                                       : SelectDequantize(plan.x.type, plan.output_type);
+  const RunFunction run_function = Select(plan);
   exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); });
 #if HWY_ARCH_X86
   // Streaming stores are weakly ordered: complete them before the task reports itself done.
@@ -868,31 +1127,9 @@ namespace qdq::kernels {
 
 HWY_EXPORT(ExecuteRange);
 
-bool covers(const Plan& plan) {
-  const ElementType out = plan.output_type;
-  auto one_of = [](ElementType t, std::initializer_list<ElementType> set) {
-    for (ElementType candidate : set) {
-      if (candidate == t) return true;
-    }
-    return false;
-  };
-  const std::initializer_list<ElementType> quantized = {
-      ElementType::kUint8,          ElementType::kInt8,       ElementType::kUint16,
-      ElementType::kInt16,          ElementType::kUint4,      ElementType::kInt4,
-      ElementType::kUint2,          ElementType::kInt2,       ElementType::kFloat8E4M3FN,
-      ElementType::kFloat8E4M3FNUZ, ElementType::kFloat8E5M2, ElementType::kFloat8E5M2FNUZ,
-      ElementType::kFloat4E2M1};
-  const std::initializer_list<ElementType> scales = {ElementType::kFloat32, ElementType::kFloat16,
-                                                     ElementType::kBfloat16, ElementType::kFloat8E8M0};
-  if (!one_of(plan.scale.type, scales)) return false;
-  if (plan.operation == Operation::kQuantize) {
-    return plan.precision != Precision::kFloat64 && one_of(out, quantized) &&
-           one_of(plan.x.type, {ElementType::kFloat32, ElementType::kFloat16, ElementType::kBfloat16,
-                                ElementType::kInt32});
-  }
-  return one_of(plan.x.type, quantized) &&
-         one_of(out, {ElementType::kFloat32, ElementType::kFloat16, ElementType::kBfloat16});
-}
+HWY_EXPORT(HasKernel);
+
+bool covers(const Plan& plan) { return HWY_DYNAMIC_DISPATCH(HasKernel)(plan); }
 
 void execute_range(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end, void* y) {
   HWY_DYNAMIC_DISPATCH(ExecuteRange)(plan, canonical, begin, end, y);
