@@ -1,8 +1,8 @@
 // Validation: every invalid input is rejected with a message that names the operator (and its
 // version), the offending value and the rule; every valid corner case is accepted.
 //
-// The expected type sets below are written from the specification tables (docs: section 1.1 and
-// 1.2 of onnx_qdq_spec.md, /work/shared/spec/*), not read from src/.
+// The expected type sets below are written from the operators' specification tables (the ONNX,
+// Quark and DirectML operator documents docs/semantics.md cites), not read from src/.
 #include <gtest/gtest.h>
 
 #include <algorithm>

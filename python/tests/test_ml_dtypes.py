@@ -200,7 +200,7 @@ def test_dequantize_nan_code_times_nan_scale():
 
 
 def test_e8m0_decode_matches_facts():
-    """Sanity of the oracle itself (facts.md section 1): 0x00 is 2^-127 (subnormal), 0xFF NaN."""
+    """Sanity of the oracle itself (docs/semantics.md, float8e8m0): 0x00 is 2^-127 (subnormal), 0xFF NaN."""
     v = codes(E8M0)[[0x00, 0x01, 0x7F, 0xFE, 0xFF]].astype(F32).view(np.uint32).tolist()
     assert v == [0x00400000, 0x00800000, 0x3F800000, 0x7F000000, 0x7FC00000]
 

@@ -6,8 +6,12 @@ and blocked (block_size 32 on the first and the last axis). Q outputs are read a
 the OrtValue (int4/int2/float8 cannot be returned to numpy), so packed nibbles and NaN payloads are
 compared bit for bit. DQ inputs are initializers holding the packed bytes.
 
-Known ONNX Runtime deviations (docs/semantics.md, /work/shared/research/ort_anchor.md section 3,
-/work/notes/facts.md section 10) are xfail with the reason; strict where they fail deterministically.
+Known ONNX Runtime deviations (docs/semantics.md, "ONNX Runtime") are keyed to what the installed
+ORT does, not to its version: where a deviation depends on the release (the int32 cast before
+clamping that 1.31 had and 1.32 dropped), a small probe asks ORT at test time and the cell expects
+exactly the probed behaviour; test_ort_behaviour_of_the_pinned_release fails loudly, naming the
+behaviour, when a moved pin (python/requirements-test.txt) changes one. Deviations that every
+release tested has are strict xfails with the reason.
 """
 
 from __future__ import annotations
@@ -238,26 +242,48 @@ def _assert_codes_equal(got, want, x, what):
 
 INT_CAST_REASON = (
     "ORT casts x/s to int32 before clamping on this path (undefined behaviour; cvttss2si gives INT_MIN): "
-    "+inf and |x/s| >= 2^31 become the type minimum, or wrap when the zero point is added "
-    "(ort_anchor.md section 3, draft report on qmath.h: blocked Q along a non-last axis, per-axis "
-    "int4 on the innermost axis, and the same pattern in ORT's 2-bit kernels). qdq saturates, as the spec says."
+    "+inf and |x/s| >= 2^31 become the type minimum, or wrap when the zero point is added (ORT 1.31: "
+    "blocked Q along a non-last axis, per-axis int4 on the innermost axis, the 2-bit kernels and "
+    "float16 input; docs/semantics.md). qdq saturates, as the spec says."
 )
+
+
+def _int_cast_probe_inputs(gran, x_dtype=F32):
+    """x = [+inf, -inf, 3e9, -3e9, 1, ...] on SHAPE with scale 1 and zero point 0 for `gran`."""
+    s_shape, axis, bs = _scale_shape(gran, SHAPE)
+    x = np.ones(SHAPE, x_dtype)
+    x.reshape(-1)[:4] = [np.inf, -np.inf, 3e9, -3e9] if x_dtype == F32 else [np.inf, -np.inf, np.inf, -np.inf]
+    return x, np.ones(s_shape, x_dtype), axis, bs
+
+
+_INT_CAST_PROBES: dict = {}
+
+
+def ort_casts_before_clamping(dtype, gran, opset, x_dtype=F32) -> bool:
+    """Whether the installed ORT turns +-inf / huge quotients into something other than the
+    saturated codes on this Q path (the int32-cast deviation): asked once per path."""
+    key = (np.dtype(dtype), gran, opset, np.dtype(x_dtype))
+    if key not in _INT_CAST_PROBES:
+        x, scale, axis, bs = _int_cast_probe_inputs(gran, x_dtype)
+        zp = np.zeros(scale.shape, np.dtype(dtype))
+        want = ort_quantize(x, scale, zp, out_dtype=dtype, axis=axis, block_size=bs, opset=opset)
+        got = _qdq_codes(x, scale, zp, dtype, axis, bs, 1, opset=opset)
+        _INT_CAST_PROBES[key] = not np.array_equal(got.reshape(-1)[:4], want.reshape(-1)[:4].astype(got.dtype))
+    return _INT_CAST_PROBES[key]
+
+
+def _int_cast_mask(x, scale, gran):
+    """Elements the int32-cast deviation can touch: NaN and infinite quotients (INT_MIN, then
+    wrapped by the zero point) and |x/s| near or past 2^31."""
+    with np.errstate(all="ignore"):
+        q = np.abs(x.astype(F32) / _expand(scale, gran, x.shape).astype(F32))
+    return ~np.isfinite(q) | (q >= 2.0**31 - 2.0**16)
+
 
 # Quotient ranges where ORT's float8 conversion with saturate=0 is wrong (excluded from the grid and
 # asserted by the dedicated strict-xfail tests below).
-E4M3FN_SAT0_QUIRK = (480.0, 496.0)  # ORT gives 448 instead of NaN (ort_anchor.md 2.5)
+E4M3FN_SAT0_QUIRK = (480.0, 496.0)  # ORT gives 448 instead of NaN
 E5M2_SAT0_QUIRK = (61440.0, 65536.0)  # ORT gives NaN 0x7F instead of inf 0x7C (found here)
-
-
-def _q_xfail(dtype, gran, specials):
-    """The known ONNX Runtime deviation for a QuantizeLinear cell (None: none expected)."""
-    if not specials or dtype in FLOAT8_TYPES:
-        return None
-    if dtype in (ml_dtypes.uint2, ml_dtypes.int2) or gran == "block0" or (
-        gran == "axis1" and dtype in (ml_dtypes.uint4, ml_dtypes.int4)
-    ):
-        return pytest.mark.xfail(strict=True, reason=INT_CAST_REASON)
-    return None
 
 
 def _quirk_mask(x, scale, gran, dtype, saturate):
@@ -280,8 +306,10 @@ def _canonical_nan(codes_, dtype):
     return c
 
 
-def _compare_q(got, want, x, scale, gran, dtype, saturate, what):
+def _compare_q(got, want, x, scale, gran, dtype, saturate, what, opset=21):
     keep = ~_quirk_mask(x, scale, gran, dtype, saturate)
+    if dtype not in FLOAT8_TYPES and ort_casts_before_clamping(dtype, gran, opset):
+        keep &= ~_int_cast_mask(x, scale, gran)  # the probed deviation (INT_CAST_REASON)
     got = _canonical_nan(got, dtype)
     want = _canonical_nan(want, dtype)
     _assert_codes_equal(np.where(keep, got, 0), np.where(keep, want, 0), x, what)
@@ -297,10 +325,9 @@ def _q_params():
         for gran in GRANULARITIES:
             for sat in sats:
                 for specials in (False, True):
-                    xf = _q_xfail(dtype, gran, specials)
                     out.append(
                         pytest.param(
-                            dtype, opset, gran, sat, specials, marks=[xf] if xf else [],
+                            dtype, opset, gran, sat, specials,
                             id=f"{name(dtype)}-{gran}-sat{sat}-{'specials' if specials else 'finite'}",
                         )
                     )
@@ -313,7 +340,7 @@ def test_quantize_vs_ort(dtype, opset, gran, saturate, specials):
     x, scale, zp, axis, bs = _q_inputs(rng, dtype, gran, SHAPE, specials=specials)
     want = ort_quantize(x, scale, zp, out_dtype=dtype, axis=axis, block_size=bs, saturate=saturate, opset=opset)
     got = _qdq_codes(x, scale, zp, dtype, axis, bs, saturate, opset=opset)
-    _compare_q(got, want, x, scale, gran, dtype, saturate, f"Q {name(dtype)} {gran} sat={saturate}")
+    _compare_q(got, want, x, scale, gran, dtype, saturate, f"Q {name(dtype)} {gran} sat={saturate}", opset)
 
 
 def _float8_quirk(dtype, lo, hi):
@@ -330,7 +357,7 @@ def _float8_quirk(dtype, lo, hi):
 @pytest.mark.xfail(
     strict=True,
     reason="ORT float8 e4m3fn saturate=0: x/s in [480, 496) gives 448 (0x7E) instead of NaN "
-    "(mantissa 0x7F masked to 0x7E without a rounding carry; ort_anchor.md 2.5)",
+    "(mantissa 0x7F masked to 0x7E without a rounding carry)",
 )
 def test_ort_quirk_e4m3fn_saturate0():
     _float8_quirk(ml_dtypes.float8_e4m3fn, *E4M3FN_SAT0_QUIRK)
@@ -364,8 +391,7 @@ def test_ort_e5m2_nan_encoding():
 @pytest.mark.parametrize("gran", ["tensor", "axis1", "block1"])
 def test_quantize_vs_ort_two_threads(dtype, gran):
     rng = np.random.default_rng(77)
-    specials = _q_xfail(dtype, gran, True) is None  # known int-cast paths: finite data only
-    x, scale, zp, axis, bs = _q_inputs(rng, dtype, gran, BIG_SHAPE, specials=specials)
+    x, scale, zp, axis, bs = _q_inputs(rng, dtype, gran, BIG_SHAPE)
     for sat in (1, 0) if dtype in FLOAT8_TYPES else (1,):
         want = ort_quantize(x, scale, zp, out_dtype=dtype, axis=axis, block_size=bs, saturate=sat, threads=2)
         got = _qdq_codes(x, scale, zp, dtype, axis, bs, sat)
@@ -409,7 +435,7 @@ def test_quantize_vs_ort_float16_input_exact_cases():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="ORT divides float16 x by a float16 scale in float32 (ort_anchor.md 2.4, item 6.4); the spec "
+    reason="ORT divides float16 x by a float16 scale in float32; the spec "
     "(and qdq) divide in the scale's type, float16, so near-ties round differently",
 )
 def test_quantize_vs_ort_float16_division_precision():
@@ -422,30 +448,61 @@ def test_quantize_vs_ort_float16_division_precision():
     _assert_codes_equal(got, want, x.astype(F32), "Q f16/f16 division precision")
 
 
-@pytest.mark.xfail(strict=True, reason=INT_CAST_REASON.replace("this path", "its float16-input path"))
-def test_ort_quirk_float16_infinity():
+def test_quantize_vs_ort_float16_infinity():
+    """float16 +-inf: saturated as qdq does, or the int32-cast deviation where the probe finds it."""
     x = np.array([np.inf, -np.inf, 1.0], F16)
     for dtype in (np.uint8, np.int8, np.int16):
         zp = np.zeros((), np.dtype(dtype))
         want = ort_quantize(x, np.asarray(1.0, F16), zp, out_dtype=dtype, axis=0)
         got = _qdq_codes(x, np.asarray(1.0, F16), zp, dtype, 0, 0, 1)
-        _assert_codes_equal(got, want, x.astype(F32), f"Q f16 inf -> {name(dtype)}")
+        if ort_casts_before_clamping(dtype, "tensor", 21, F16):
+            assert not np.array_equal(got[:2], want[:2].astype(got.dtype)), INT_CAST_REASON
+            _assert_codes_equal(got[2:], want[2:], x[2:].astype(F32), f"Q f16 finite -> {name(dtype)}")
+        else:
+            _assert_codes_equal(got, want, x.astype(F32), f"Q f16 inf -> {name(dtype)}")
 
 
-@pytest.mark.xfail(strict=True, reason="ORT ignores the `precision` attribute (divides in float32; facts.md 10)")
+# The ORT behaviours the pinned release (python/requirements-test.txt) has on the paths that
+# differed between releases; a moved pin that changes one fails here, naming it.
+PINNED_ORT_CASTS_BEFORE_CLAMPING = {
+    # (Q output, granularity, opset, x dtype): whether ORT casts x/s to int32 before clamping.
+    (ml_dtypes.int4, "axis1", 21, F32): False,  # 1.31: True
+    (ml_dtypes.uint4, "axis1", 21, F32): False,  # 1.31: True
+    (np.uint8, "block0", 21, F32): False,  # 1.31: True
+    (np.int16, "block0", 21, F32): False,  # 1.31: True
+    (ml_dtypes.uint2, "tensor", 25, F32): False,  # 1.31: True
+    (ml_dtypes.int2, "axis1", 25, F32): False,  # 1.31: True
+    (np.uint8, "tensor", 21, F32): False,
+    (np.int8, "tensor", 21, F16): False,  # 1.31: True
+}
+
+
+def test_ort_behaviour_of_the_pinned_release():
+    changed = []
+    for (dtype, gran, opset, x_dtype), expected in PINNED_ORT_CASTS_BEFORE_CLAMPING.items():
+        if ort_casts_before_clamping(dtype, gran, opset, x_dtype) != expected:
+            changed.append(f"Q {np.dtype(x_dtype)} -> {name(dtype)} {gran} opset {opset}")
+    assert not changed, (
+        f"onnxruntime {ort.__version__} {'casts x/s to int32 before clamping' if changed else ''} "
+        f"(+inf and |x/s| >= 2^31 not saturated) where the pinned release saturates, or the reverse: "
+        f"{changed}. Record the change in docs/semantics.md (ONNX Runtime) and update this table."
+    )
+
+
 def test_quantize_vs_ort_precision_attribute():
     x = np.array([15.4999, 2.50012, -3.49995], F32)
     scale = np.asarray(1.0, F32)
     zp = np.zeros((), np.int8)
     want = ort_quantize(x, scale, zp, out_dtype=np.int8, axis=0, opset=23, precision=onnx.TensorProto.FLOAT16)
     got = _qdq_codes(x, scale, zp, np.int8, 0, 0, 1, precision=np.float16, opset=23)
-    _assert_codes_equal(got, want, x, "Q precision=FLOAT16")
+    # onnxruntime 1.31 ignored `precision` (divided in float32); 1.32 divides in float16 as the spec says.
+    _assert_codes_equal(got, want, x, f"Q precision=FLOAT16 (onnxruntime {ort.__version__} ignores `precision`?)")
 
 
 @pytest.mark.xfail(
     strict=True,
     raises=ORT_REJECTS,
-    reason="ORT rejects a float16 x with a float32 scale at run time ('Tensor type mismatch'; facts.md 10, #32719)",
+    reason="ORT rejects a float16 x with a float32 scale at run time ('Tensor type mismatch'; onnxruntime issue 32719)",
 )
 def test_quantize_vs_ort_mixed_float16_x_float32_scale():
     x = np.array([1.5, 2.5, -7.0], F16)
@@ -456,7 +513,7 @@ def test_quantize_vs_ort_mixed_float16_x_float32_scale():
     _assert_codes_equal(got, want, x.astype(F32), "Q f16 x / f32 scale")
 
 
-@pytest.mark.xfail(strict=True, raises=ORT_REJECTS, reason="ORT has no float4e2m1 QuantizeLinear kernel (NOT_IMPLEMENTED; facts.md 10)")
+@pytest.mark.xfail(strict=True, raises=ORT_REJECTS, reason="ORT has no float4e2m1 QuantizeLinear kernel (NOT_IMPLEMENTED)")
 def test_quantize_vs_ort_float4():
     x = np.array([0.25, 0.75, 1.25, 5.0, 7.0, -np.inf], F32)
     scale = np.asarray(1.0, F32)
@@ -543,7 +600,7 @@ def test_quantize_dequantize_round_trip_vs_ort():
     rng = np.random.default_rng(11)
     for dtype, opset in Q_TYPES:
         # Specials only where ORT's per-tensor path saturates them (see INT_CAST_REASON).
-        specials = _q_xfail(dtype, "tensor", True) is None
+        specials = dtype in FLOAT8_TYPES or not ort_casts_before_clamping(dtype, "tensor", opset)
         x, scale, zp, axis, bs = _q_inputs(rng, dtype, "tensor", SHAPE, specials=specials)
         if dtype is ml_dtypes.float8_e5m2:
             x = np.where(np.isnan(x), F32(0), x)  # NaN encoding differs (test_ort_e5m2_nan_encoding)
@@ -559,7 +616,7 @@ def test_quantize_dequantize_round_trip_vs_ort():
 
 
 def test_dequantize_vs_ort_output_dtype():
-    """float32 scale, output_dtype FLOAT16 (opset 23). ort_anchor.md (#32719) expected ORT to fail
+    """float32 scale, output_dtype FLOAT16 (opset 23). onnxruntime issue 32719 suggested ORT to fail
     here; ORT 1.31.1 runs it, and agrees with qdq (float32 product, rounded once to float16)."""
     rng = np.random.default_rng(3)
     for dtype in (np.uint8, np.int16, ml_dtypes.int4, ml_dtypes.float8_e4m3fn):
@@ -569,7 +626,7 @@ def test_dequantize_vs_ort_output_dtype():
         assert_bits_equal(got, want, x, f"DQ {name(dtype)} f32 scale -> output_dtype f16")
 
 
-@pytest.mark.xfail(strict=True, raises=ORT_REJECTS, reason="ORT has no float4e2m1 DequantizeLinear kernel (NOT_IMPLEMENTED; facts.md 10)")
+@pytest.mark.xfail(strict=True, raises=ORT_REJECTS, reason="ORT has no float4e2m1 DequantizeLinear kernel (NOT_IMPLEMENTED)")
 def test_dequantize_vs_ort_float4():
     x = codes(ml_dtypes.float4_e2m1fn)
     scale = np.asarray(2.0, F32)
@@ -578,7 +635,7 @@ def test_dequantize_vs_ort_float4():
     assert_bits_equal(got, want, x, "DQ float4")
 
 
-@pytest.mark.xfail(strict=True, raises=ORT_REJECTS, reason="ORT DequantizeLinear has no bfloat16 scale/output ('not implemented yet'; facts.md 10)")
+@pytest.mark.xfail(strict=True, raises=ORT_REJECTS, reason="ORT DequantizeLinear has no bfloat16 scale/output ('not implemented yet')")
 def test_dequantize_vs_ort_bfloat16_scale():
     x = np.array([0, 1, 255, 128], np.uint8)
     scale = np.asarray(0.5, ml_dtypes.bfloat16)
