@@ -163,8 +163,42 @@ class KernelCoverage : public testing::Test {
                         << codec::load_code(p.x.data, info(p.x.type), i) << " expected 0x" << b << " got 0x" << a;
       }
       ASSERT_EQ(std::memcmp(fast.data(), reference.data(), fast.size()), 0) << what << ": bytes past the output differ";
+      if (info(p.x.type).is_packed() || info(p.output_type).is_packed()) {
+        check_one_code_per_byte(p, reference, what + " " + kernels::target_name(target));
+        if (HasFatalFailure()) return;
+      }
     }
     kernels::force_target(0);
+  }
+
+  // The same plan with its 4- and 2-bit tensors one code per byte (numpy's layout): inputs with
+  // random high bits (ignored), outputs with zero high bits, codes equal to the packed reference.
+  void check_one_code_per_byte(const Plan& packed, const std::vector<uint8_t>& reference, const std::string& what) {
+    std::mt19937 g(7);
+    auto spread = [&](const TensorView& view, uint64_t count, std::vector<uint8_t>* bytes) {
+      const ElementTypeInfo& t = info(view.type);
+      bytes->resize(count);
+      for (uint64_t i = 0; i < count; ++i) {
+        (*bytes)[i] = static_cast<uint8_t>(codec::load_code(view.data, t, i) | (g() << t.bits));
+      }
+      return TensorView{view.type, view.shape, bytes->data(), SubByteLayout::kOneCodePerByte};
+    };
+    Plan p = packed;
+    std::vector<uint8_t> x_bytes, zp_bytes;
+    if (info(p.x.type).is_packed()) p.x = spread(p.x, p.element_count, &x_bytes);
+    if (p.has_zero_point && info(p.zero_point.type).is_packed()) {
+      p.zero_point = spread(p.zero_point, count_of({p.zero_point.shape.begin(), p.zero_point.shape.end()}), &zp_bytes);
+    }
+    const ElementTypeInfo& out = info(p.output_type);
+    const SubByteLayout y_layout = out.is_packed() ? SubByteLayout::kOneCodePerByte : SubByteLayout::kPacked;
+    std::vector<uint8_t> y(storage_bytes(p.output_type, p.element_count, y_layout) + 8, 0xCD);
+    ASSERT_TRUE(execute(p, {p.output_type, p.shape, y.data(), y_layout}).ok());
+    for (uint64_t i = 0; i < p.element_count; ++i) {
+      const uint32_t want = codec::load_code(reference.data(), out, i);
+      const uint32_t got = out.is_packed() ? y[i] : codec::load_code(y.data(), out, i);
+      ASSERT_EQ(got, want) << what << " one code per byte: element " << i;
+    }
+    for (size_t i = y.size() - 8; i < y.size(); ++i) ASSERT_EQ(y[i], 0xCD) << what << ": one code per byte wrote past y";
   }
 
   uint64_t accepted_ = 0;

@@ -148,9 +148,19 @@ constexpr std::string_view name(ElementType type) {
   return row ? row->name : std::string_view("undefined");
 }
 
+// How a tensor of a 4- or 2-bit type lies in memory; every other type has one layout and ignores
+// it. The kernels read and write both directly, so a binding passes its buffer as it is.
+enum class SubByteLayout : uint8_t {
+  kPacked,          // ONNX, ONNX Runtime: 8 / bits codes per byte, element 0 in the lowest bits
+  kOneCodePerByte,  // numpy / ml_dtypes, .npy files: each code in the low bits of its own byte
+                    // (read: the high bits are ignored; written: they are zero, as ml_dtypes does)
+};
+
 // Bytes needed to store `count` elements, rounding packed types up to whole bytes.
-constexpr uint64_t storage_bytes(ElementType type, uint64_t count) {
+constexpr uint64_t storage_bytes(ElementType type, uint64_t count,
+                                 SubByteLayout layout = SubByteLayout::kPacked) {
   const ElementTypeInfo& row = info(type);
+  if (row.is_packed() && layout == SubByteLayout::kOneCodePerByte) return count;
   if (row.is_packed()) {
     const uint64_t per_byte = static_cast<uint64_t>(row.elements_per_byte());
     return count / per_byte + (count % per_byte != 0 ? 1 : 0);

@@ -23,12 +23,14 @@ struct TensorView {
   ElementType type = ElementType::kUndefined;
   std::span<const int64_t> shape;  // empty span = 0-D (one element)
   const void* data = nullptr;
+  SubByteLayout layout = SubByteLayout::kPacked;  // 4- and 2-bit types only
 };
 
 struct MutableTensorView {
   ElementType type = ElementType::kUndefined;
   std::span<const int64_t> shape;
   void* data = nullptr;
+  SubByteLayout layout = SubByteLayout::kPacked;  // 4- and 2-bit types only
 };
 
 // ONNX QuantizeLinear attributes. Every field defaults to the schema default; a field that the

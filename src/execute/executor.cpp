@@ -1,6 +1,7 @@
 // execute(): checks the output buffer, cuts the plan into element ranges for the threads, and
-// runs each range through the SIMD kernels or, for plans they do not cover, the scalar reference
-// one run at a time. ExecutionPath::kReference runs the reference's own coordinate walk instead.
+// runs each range through the SIMD kernels, which cover every plan a front door makes
+// (tests/kernel_coverage_test.cpp). ExecutionPath::kReference runs the scalar reference's own
+// coordinate walk instead.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -24,24 +25,12 @@ constexpr uint64_t kTaskAlignment = 64;
 struct Job {
   const Plan* plan;
   Layout canonical;
-  bool simd;
-  void* y;
+  MutableTensorView y;
   uint64_t task_size;
 };
 
 void run_range(const Job& job, uint64_t begin, uint64_t end) {
-  if (job.simd) {
-    kernels::execute_range(*job.plan, job.canonical, begin, end, job.y);
-    return;
-  }
-  const ElementTypeInfo& y_type = info(job.plan->output_type);
-  exec::for_each_run(job.canonical, begin, end, [&](const exec::Run& run) {
-    for (uint64_t i = 0; i < run.count; ++i) {
-      const uint32_t code = reference::element_code(*job.plan, run.x_index + i, run.scale_index + run.scale_offset(i),
-                                                    run.zero_point_index + run.zero_point_offset(i));
-      codec::store_code(job.y, y_type, run.x_index + i, code);
-    }
-  });
+  kernels::execute_range(*job.plan, job.canonical, begin, end, job.y);
 }
 
 void run_task(void* context, uint64_t task) {
@@ -76,16 +65,21 @@ Status check_output(const Plan& plan, const MutableTensorView& y) {
 Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOptions& options) {
   if (Status s = check_output(plan, y); !s.ok()) return s;
   if (plan.element_count == 0) return {};
-  if (info(plan.output_type).is_packed()) {
+  if (info(plan.output_type).is_packed() && y.layout == SubByteLayout::kPacked) {
     // Padding bits of a partly used last byte are zeros, as ONNX packs them; every path stores
     // elements read-modify-write, so the zeros stay.
     static_cast<unsigned char*>(y.data)[storage_bytes(plan.output_type, plan.element_count) - 1] = 0;
   }
   if (options.path == ExecutionPath::kReference) {
-    reference::execute(plan, y.data);
+    reference::execute(plan, y.data, y.layout);
     return {};
   }
-  Job job{&plan, exec::canonical_layout(plan.layout), kernels::covers(plan), y.data, plan.element_count};
+  if (!kernels::covers(plan)) {
+    return Status::internal(plan.operator_name + ": no kernel runs x " + std::string(name(plan.x.type)) +
+                            " scale " + std::string(name(plan.scale.type)) + " -> " +
+                            std::string(name(plan.output_type)) + " (a planner accepted what no kernel covers)");
+  }
+  Job job{&plan, exec::canonical_layout(plan.layout), y, plan.element_count};
 
   std::shared_ptr<exec::ThreadPool> pool;
   uint64_t threads = 1;

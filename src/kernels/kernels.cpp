@@ -367,6 +367,8 @@ struct Context {
   bool saturate;
   bool apply_zero_point;
   bool stream_output;  // y is written with non-temporal stores (see StreamOut)
+  // 4- and 2-bit tensors: kPacked or kOneCodePerByte (other types: kPacked).
+  SubByteLayout x_layout, y_layout;
 };
 
 // 32-bit integer scales and zero points hold values float32 cannot; they travel as their int32
@@ -386,9 +388,13 @@ struct OperandValues {
 
 // `count` contiguous values of a tensor as W, lanes past `count` (up to a vector) zeroed.
 template <typename W>
-void LoadContiguous(const ElementTypeInfo& type, const void* data, uint64_t index, size_t count, W* out) {
+void LoadContiguous(const ElementTypeInfo& type, const void* data, uint64_t index, size_t count, W* out,
+                    SubByteLayout layout) {
   if constexpr (std::is_same_v<W, float>) {
-    if (type.is_integer()) {
+    if (type.is_packed()) {  // 4- and 2-bit zero points, in either layout
+      for (size_t i = 0; i < count; ++i) out[i] = static_cast<float>(codec::load_value(data, type, index + i, layout));
+      for (size_t j = count; j < kPadded && j < count + 16; ++j) out[j] = 0.0f;
+    } else if (type.is_integer()) {
       LoadCodesAsFloat(type, data, index, count, out);
     } else {
       LoadAsFloat(type, data, index, count, out);
@@ -400,11 +406,11 @@ void LoadContiguous(const ElementTypeInfo& type, const void* data, uint64_t inde
 }
 
 template <typename W>
-W LoadOne(const ElementTypeInfo& type, const void* data, uint64_t index) {
+W LoadOne(const ElementTypeInfo& type, const void* data, uint64_t index, SubByteLayout layout) {
   if constexpr (std::is_same_v<W, float>) {
-    return static_cast<float>(codec::load_value(data, type, index));
+    return static_cast<float>(codec::load_value(data, type, index, layout));
   } else {
-    return static_cast<W>(codec::load_code(data, type, index));
+    return static_cast<W>(codec::load_code(data, type, index, layout));
   }
 }
 
@@ -417,13 +423,13 @@ const W* DirectValues(const ElementTypeInfo& type, const void* data, uint64_t in
 
 // Repeats each block's value over the elements of a run blocked along its innermost axis.
 template <typename W>
-void FillBlocked(const ElementTypeInfo& type, const void* data, uint64_t first_index, const exec::Run& run,
-                 uint64_t offset, size_t k, W* out) {
+void FillBlocked(const ElementTypeInfo& type, const void* data, SubByteLayout layout, uint64_t first_index,
+                 const exec::Run& run, uint64_t offset, size_t k, W* out) {
   size_t j = 0;
   while (j < k) {
     const uint64_t block = (run.block_phase + offset + j) / run.block;
     const size_t block_end = static_cast<size_t>(std::min<uint64_t>(k, (block + 1) * run.block - run.block_phase - offset));
-    const W value = LoadOne<W>(type, data, first_index + block);
+    const W value = LoadOne<W>(type, data, first_index + block, layout);
     for (; j < block_end; ++j) out[j] = value;
   }
   for (size_t z = k; z < kPadded && z < k + 16; ++z) out[z] = 0;
@@ -432,25 +438,26 @@ void FillBlocked(const ElementTypeInfo& type, const void* data, uint64_t first_i
 // The values of one operand (scale or zero point, starting at tensor element `first_index` for
 // the run's first element) for elements [offset, offset + k) of the run.
 template <typename W>
-void LoadOperand(const ElementTypeInfo& type, const void* data, uint64_t first_index, bool varies,
+void LoadOperand(const ElementTypeInfo& type, const TensorView& view, uint64_t first_index, bool varies,
                  const exec::Run& run, uint64_t offset, size_t k, bool per_block, OperandValues<W>* o) {
+  const void* data = view.data;
   o->values = nullptr;
   if (per_block) {
     // The blocks' values are contiguous: one conversion for all of them.
     const uint64_t first = (run.block_phase + offset) / run.block;
     const uint64_t last = (run.block_phase + offset + k - 1) / run.block;
-    LoadContiguous(type, data, first_index + first, static_cast<size_t>(last - first + 1), o->block);
+    LoadContiguous(type, data, first_index + first, static_cast<size_t>(last - first + 1), o->block, view.layout);
   } else if (run.block != 0) {
-    FillBlocked(type, data, first_index, run, offset, k, o->buffer);
+    FillBlocked(type, data, view.layout, first_index, run, offset, k, o->buffer);
     o->values = o->buffer;
   } else if (varies) {
     o->values = DirectValues<W>(type, data, first_index + offset);
     if (o->values == nullptr) {
-      LoadContiguous(type, data, first_index + offset, k, o->buffer);
+      LoadContiguous(type, data, first_index + offset, k, o->buffer, view.layout);
       o->values = o->buffer;
     }
   } else if (offset == 0) {  // constant over the run: decoded once
-    o->constant = LoadOne<W>(type, data, first_index);
+    o->constant = LoadOne<W>(type, data, first_index, view.layout);
   }
 }
 
@@ -473,18 +480,18 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
   o->per_block = run.block != 0 && run.block % lanes == 0 && run.block_phase % lanes == 0 && !wide_scale &&
                  !wide_zero_point;
   if (wide_scale) {
-    LoadOperand(*c.scale, plan.scale.data, run.scale_index, run.scale_varies, run, offset, k, false, &o->wide_scale);
+    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, false, &o->wide_scale);
   } else {
-    LoadOperand(*c.scale, plan.scale.data, run.scale_index, run.scale_varies, run, offset, k, o->per_block, &o->scale);
+    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, o->per_block, &o->scale);
   }
   if (c.zero_point == nullptr) {
     o->zero_point.values = nullptr;
     o->zero_point.constant = 0.0f;
   } else if (wide_zero_point) {
-    LoadOperand(*c.zero_point, plan.zero_point.data, run.zero_point_index, run.zero_point_varies, run, offset, k,
-                false, &o->wide_zero_point);
+    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k, false,
+                &o->wide_zero_point);
   } else {
-    LoadOperand(*c.zero_point, plan.zero_point.data, run.zero_point_index, run.zero_point_varies, run, offset, k,
+    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k,
                 o->per_block, &o->zero_point);
   }
 }
@@ -740,7 +747,11 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   const DF df;
   const size_t N = hn::Lanes(df);
   const Plan& plan = *c.plan;
-  const bool packed = c.y->is_packed();
+  const bool packed = c.y->is_packed() && c.y_layout == SubByteLayout::kPacked;
+  // One code per byte: the high bits of each byte are zero (the codes are two's complement and
+  // a float4 encoding leaves bits above the code).
+  const bool one_code_per_byte = c.y->is_packed() && !packed;
+  const VI code_mask = hn::Set(DI(), static_cast<int32_t>(low_mask(c.y->bits)));
   const Precision precision = c.precision;
   // Wide outputs finish in place in the code buffer; float64 divisions are staged into `staged`.
   const bool through_buffer = packed || c.stream_output || Output::kWide;
@@ -762,7 +773,8 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
     Code* out = through_buffer ? codes : static_cast<Code*>(y) + at;
     // The codes of one vector of quotients q, with their zero point and the bounds derived from it.
     auto emit = [&](VF q, VF zp, const typename Output::Bounds& bounds, Code* destination) HWY_ATTR {
-      StoreCodes<Output>(Output::Codes(c, q, zp, bounds), destination);
+      const VI code = Output::Codes(c, q, zp, bounds);
+      StoreCodes<Output>(one_code_per_byte ? hn::And(code, code_mask) : code, destination);
     };
     size_t i = 0;
     if (!Output::kWide && precision == Precision::kFloat64) {  // an int32 scale: never per block
@@ -871,6 +883,10 @@ struct IntegerInput {
     const DF df;
     const DI di;
     VI code = LoadWide(p);
+    if constexpr (kBits < 8) {
+      // A code stored one per byte may carry high bits (ml_dtypes ignores them): masked off.
+      code = hn::And(code, hn::Set(di, (1 << kBits) - 1));
+    }
     if constexpr (kSigned && kBits < 8) {
       // Sign-extend a kBits-bit code: (code ^ sign) - sign.
       const VI sign = hn::Set(di, 1 << (kBits - 1));
@@ -952,8 +968,12 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     LoadOperands(c, run, offset, k, &o);
     const XT* x;
     if constexpr (Input::kPacked) {
-      Unpack(*c.x, plan.x.data, at, k, unpacked);
-      x = unpacked;
+      if (c.x_layout == SubByteLayout::kOneCodePerByte) {
+        x = static_cast<const XT*>(plan.x.data) + at;  // the codes' own bytes (Load masks them)
+      } else {
+        Unpack(*c.x, plan.x.data, at, k, unpacked);
+        x = unpacked;
+      }
     } else if constexpr (Input::kWide) {
       Input::StageWideDifference(static_cast<const int32_t*>(plan.x.data) + at, o.wide_zero_point,
                                  c.zero_point != nullptr && c.apply_zero_point, k, difference);
@@ -1099,7 +1119,9 @@ RunFunction Select(const Plan& plan) {
 // Whether a kernel runs this plan (the same answer on every target).
 bool HasKernel(const Plan& plan) { return Select(plan) != nullptr; }
 
-void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end, void* y) {
+void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end,
+                  const MutableTensorView& y_view) {
+  void* y = y_view.data;
   Context c;
   c.plan = &plan;
   c.x = &info(plan.x.type);
@@ -1109,7 +1131,9 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
   c.precision = plan.precision;
   c.saturate = plan.saturate;
   c.apply_zero_point = plan.apply_zero_point;
-  c.stream_output = storage_bytes(plan.output_type, plan.element_count) >= kStreamingOutputBytes;
+  c.x_layout = plan.x.layout;
+  c.y_layout = y_view.layout;
+  c.stream_output = storage_bytes(plan.output_type, plan.element_count, y_view.layout) >= kStreamingOutputBytes;
   const RunFunction run_function = Select(plan);
   exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); });
 #if HWY_ARCH_X86
@@ -1131,7 +1155,8 @@ HWY_EXPORT(HasKernel);
 
 bool covers(const Plan& plan) { return HWY_DYNAMIC_DISPATCH(HasKernel)(plan); }
 
-void execute_range(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end, void* y) {
+void execute_range(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end,
+                   const MutableTensorView& y) {
   HWY_DYNAMIC_DISPATCH(ExecuteRange)(plan, canonical, begin, end, y);
 }
 

@@ -11,16 +11,17 @@
 
 namespace qdq::kernels {
 
-// Whether the SIMD kernels implement this plan:
-//   quantize:   x float32/float16/bfloat16/int32, division precision float32/float16/bfloat16,
-//               output (u)int8/16/4/2, any float8, float4e2m1;
-//   dequantize: x (u)int8/16/4/2, any float8, float4e2m1 -> float32/float16/bfloat16.
+// Whether a SIMD kernel runs this plan: every plan the front doors make (quantize from float32,
+// float16, bfloat16 or int32 in any division precision, float64 included, to every quantized
+// type; dequantize from every quantized type to float32, float16 and bfloat16), in either
+// sub-byte layout. tests/kernel_coverage_test.cpp enumerates them from the element-type table.
 bool covers(const Plan& plan);
 
 // Elements [begin, end) of the plan into y, over the canonical layout (execute/runs.h). Selects
 // the target once per call. For packed outputs, begin and end are multiples of 8 or end is the
 // element count, so that no two calls write one byte.
-void execute_range(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end, void* y);
+void execute_range(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end,
+                   const MutableTensorView& y);
 
 // Highway targets compiled in and supported by this CPU, best first (bit values of HWY_*), and
 // their names.

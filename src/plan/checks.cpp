@@ -127,7 +127,7 @@ Status check_zero_point_all_zero(const std::string& op, std::string_view role, c
                                  uint64_t count, std::string_view why) {
   const ElementTypeInfo& type = info(zp.type);
   for (uint64_t i = 0; i < count; ++i) {
-    const double value = codec::load_value(zp.data, type, i);
+    const double value = codec::load_value(zp.data, type, i, zp.layout);
     if (value != 0.0) {  // NaN compares unequal, so it is rejected too
       return Status::invalid_argument(op + ": '" + std::string(role) + "' element " +
                                       std::to_string(i) + " is " + format_number(value) + "; " +

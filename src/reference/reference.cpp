@@ -111,21 +111,22 @@ uint32_t dequantize_value(const Plan& plan, uint32_t x_code, double scale, uint3
 
 uint32_t element_code(const Plan& plan, uint64_t i, uint64_t scale_index, uint64_t zp_index) {
   const ElementTypeInfo& x_type = info(plan.x.type);
-  const double scale = codec::load_value(plan.scale.data, info(plan.scale.type), scale_index);
+  const double scale = codec::load_value(plan.scale.data, info(plan.scale.type), scale_index, plan.scale.layout);
   const ElementTypeInfo* zp_type = plan.has_zero_point ? &info(plan.zero_point.type) : nullptr;
+  const TensorView& zp_view = plan.zero_point;
   if (plan.operation == Operation::kQuantize) {
-    const double zp = zp_type ? codec::load_value(plan.zero_point.data, *zp_type, zp_index) : 0.0;
-    return quantize_value(plan, codec::load_value(plan.x.data, x_type, i), scale, zp);
+    const double zp = zp_type ? codec::load_value(zp_view.data, *zp_type, zp_index, zp_view.layout) : 0.0;
+    return quantize_value(plan, codec::load_value(plan.x.data, x_type, i, plan.x.layout), scale, zp);
   }
-  const uint32_t zp = zp_type ? codec::load_code(plan.zero_point.data, *zp_type, zp_index) : 0u;
-  return dequantize_value(plan, codec::load_code(plan.x.data, x_type, i), scale, zp);
+  const uint32_t zp = zp_type ? codec::load_code(zp_view.data, *zp_type, zp_index, zp_view.layout) : 0u;
+  return dequantize_value(plan, codec::load_code(plan.x.data, x_type, i, plan.x.layout), scale, zp);
 }
 
-void execute(const Plan& plan, void* y) {
+void execute(const Plan& plan, void* y, SubByteLayout y_layout) {
   if (plan.element_count == 0) return;
   const ElementTypeInfo& y_type = info(plan.output_type);
   for_each_element(plan.layout, [&](uint64_t i, uint64_t scale_index, uint64_t zp_index) {
-    codec::store_code(y, y_type, i, element_code(plan, i, scale_index, zp_index));
+    codec::store_code(y, y_type, i, element_code(plan, i, scale_index, zp_index), y_layout);
   });
 }
 

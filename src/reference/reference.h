@@ -18,10 +18,9 @@ uint32_t dequantize_value(const Plan& plan, uint32_t x_code, double scale, uint3
 // Runs the whole plan into y (x's shape, the plan's output type), single-threaded, walking x's
 // coordinates directly (independent of the executor's runs). Packed outputs' padding bits are
 // the caller's (execute() zeroes them).
-void execute(const Plan& plan, void* y);
+void execute(const Plan& plan, void* y, SubByteLayout y_layout = SubByteLayout::kPacked);
 
-// The output code of element i of x under the scale and zero-point elements at the given indices:
-// the scalar fallback for runs the SIMD kernels do not cover.
+// The output code of element i of x under the scale and zero-point elements at the given indices.
 uint32_t element_code(const Plan& plan, uint64_t i, uint64_t scale_index, uint64_t zp_index);
 
 }  // namespace qdq::reference

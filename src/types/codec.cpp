@@ -163,8 +163,9 @@ double round_to_float_type(const ElementTypeInfo& t, double value, Overflow over
   return decode(t, encode_float(t, value, overflow));
 }
 
-uint32_t load_code(const void* data, const ElementTypeInfo& t, uint64_t index) {
+uint32_t load_code(const void* data, const ElementTypeInfo& t, uint64_t index, SubByteLayout layout) {
   const auto* bytes = static_cast<const unsigned char*>(data);
+  if (t.is_packed() && layout == SubByteLayout::kOneCodePerByte) return bytes[index] & low_mask(t.bits);
   if (t.is_packed()) {
     const uint64_t per_byte = static_cast<uint64_t>(t.elements_per_byte());
     const unsigned shift = static_cast<unsigned>((index % per_byte) * t.bits);
@@ -186,9 +187,13 @@ uint32_t load_code(const void* data, const ElementTypeInfo& t, uint64_t index) {
   }
 }
 
-void store_code(void* data, const ElementTypeInfo& t, uint64_t index, uint32_t code) {
+void store_code(void* data, const ElementTypeInfo& t, uint64_t index, uint32_t code, SubByteLayout layout) {
   auto* bytes = static_cast<unsigned char*>(data);
   code &= low_mask(t.bits);
+  if (t.is_packed() && layout == SubByteLayout::kOneCodePerByte) {
+    bytes[index] = static_cast<unsigned char>(code);
+    return;
+  }
   if (t.is_packed()) {
     const uint64_t per_byte = static_cast<uint64_t>(t.elements_per_byte());
     const unsigned shift = static_cast<unsigned>((index % per_byte) * t.bits);

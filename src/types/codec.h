@@ -61,11 +61,15 @@ double round_half_even(double value);
 // Load and store one element of a tensor stored densely in `type` (packed for 4- and 2-bit
 // types: element i lives in byte i / per_byte at bit offset bits * (i % per_byte), low bits first).
 // Stores into packed types read-modify-write only the element's own bits.
-uint32_t load_code(const void* data, const ElementTypeInfo& type, uint64_t index);
-void store_code(void* data, const ElementTypeInfo& type, uint64_t index, uint32_t code);
+// With SubByteLayout::kOneCodePerByte, a 4- or 2-bit element i is the low bits of byte i.
+uint32_t load_code(const void* data, const ElementTypeInfo& type, uint64_t index,
+                   SubByteLayout layout = SubByteLayout::kPacked);
+void store_code(void* data, const ElementTypeInfo& type, uint64_t index, uint32_t code,
+                SubByteLayout layout = SubByteLayout::kPacked);
 
-inline double load_value(const void* data, const ElementTypeInfo& type, uint64_t index) {
-  return decode(type, load_code(data, type, index));
+inline double load_value(const void* data, const ElementTypeInfo& type, uint64_t index,
+                         SubByteLayout layout = SubByteLayout::kPacked) {
+  return decode(type, load_code(data, type, index, layout));
 }
 
 }  // namespace qdq::codec
