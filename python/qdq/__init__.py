@@ -117,7 +117,25 @@ def _optional_tensor(value: Any, role: str, python_int_code: int):
     return None if value is None else _tensor(value, role, python_int_code)
 
 
-def _result(raw_and_code, shape) -> np.ndarray:
+def _out_tensor(out: Optional[np.ndarray], shape):
+    """(type code, writable bytes) of a caller's output array, checked; None for a new array."""
+    if out is None:
+        return None
+    if not isinstance(out, np.ndarray):
+        raise QdqError(f"out must be a numpy array, not {type(out).__name__}")
+    if list(out.shape) != list(shape):
+        raise QdqError(f"out has shape {tuple(out.shape)} but the output has x's shape {tuple(shape)}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise QdqError("out must be C-contiguous and writeable")
+    code = _CODE_BY_DTYPE.get(out.dtype)
+    if code is None:
+        raise QdqError(f"out has dtype {out.dtype}, which is not an element type qdq implements")
+    return code, out.reshape(-1).view(np.uint8)
+
+
+def _result(raw_and_code, shape, out: Optional[np.ndarray] = None) -> np.ndarray:
+    if out is not None:
+        return out
     raw, code = raw_and_code
     return raw.view(dtype_from_code(code)).reshape(shape)
 
@@ -133,6 +151,7 @@ def quantize_linear(
     output_dtype: DTypeLike = 0,
     precision: DTypeLike = 0,
     opset: int = 25,
+    out: Optional[np.ndarray] = None,
 ) -> np.ndarray:
     """ONNX QuantizeLinear: y = saturate(round_half_even(x / y_scale) + y_zero_point).
 
@@ -145,6 +164,8 @@ def quantize_linear(
         axis, block_size, saturate, output_dtype, precision: the ONNX attributes. output_dtype
             and precision take a TensorProto code or a numpy / ml_dtypes dtype; 0 means unset.
         opset: the ai.onnx opset (10..28); attributes and types are checked against its version.
+        out: optional preallocated output: a C-contiguous, writeable array of x's shape and the
+            output dtype (every function takes it); it is filled and returned.
 
     Returns:
         The quantized array (ml_dtypes dtypes for float8 / float4 / 4- and 2-bit types).
@@ -165,8 +186,10 @@ def quantize_linear(
             out_code,
             code_from_dtype(precision),
             int(opset),
+            _out_tensor(out, xt[1]),
         ),
         xt[1],
+        out,
     )
 
 
@@ -179,6 +202,7 @@ def dequantize_linear(
     block_size: int = 0,
     output_dtype: DTypeLike = 0,
     opset: int = 25,
+    out: Optional[np.ndarray] = None,
 ) -> np.ndarray:
     """ONNX DequantizeLinear: y = (x - x_zero_point) * x_scale.
 
@@ -205,12 +229,16 @@ def dequantize_linear(
             int(block_size),
             code_from_dtype(output_dtype),
             int(opset),
+            _out_tensor(out, xt[1]),
         ),
         xt[1],
+        out,
     )
 
 
-def extended_quantize_linear(x: Any, y_scale: Any, y_zero_point: Any, *, axis: int = 1) -> np.ndarray:
+def extended_quantize_linear(
+    x: Any, y_scale: Any, y_zero_point: Any, *, axis: int = 1, out: Optional[np.ndarray] = None
+) -> np.ndarray:
     """AMD Quark ExtendedQuantizeLinear (com.amd.quark, version 1), as documented.
 
     y = saturate(round_half_even(x / y_scale) + y_zero_point) for (u)int8/16/32 targets and
@@ -224,13 +252,20 @@ def extended_quantize_linear(x: Any, y_scale: Any, y_zero_point: Any, *, axis: i
     xt = _tensor(x, "x")
     return _result(
         _qdq.extended_quantize_linear(
-            *xt, *_tensor(y_scale, "y_scale"), _optional_tensor(y_zero_point, "y_zero_point", _UINT8), int(axis)
+            *xt,
+            *_tensor(y_scale, "y_scale"),
+            _optional_tensor(y_zero_point, "y_zero_point", _UINT8),
+            int(axis),
+            _out_tensor(out, xt[1]),
         ),
         xt[1],
+        out,
     )
 
 
-def extended_dequantize_linear(x: Any, x_scale: Any, x_zero_point: Any, *, axis: int = 1) -> np.ndarray:
+def extended_dequantize_linear(
+    x: Any, x_scale: Any, x_zero_point: Any, *, axis: int = 1, out: Optional[np.ndarray] = None
+) -> np.ndarray:
     """AMD Quark ExtendedDequantizeLinear (com.amd.quark, version 1): y = (x - zp) * scale, float32.
 
     Raises:
@@ -239,13 +274,20 @@ def extended_dequantize_linear(x: Any, x_scale: Any, x_zero_point: Any, *, axis:
     xt = _tensor(x, "x")
     return _result(
         _qdq.extended_dequantize_linear(
-            *xt, *_tensor(x_scale, "x_scale"), _optional_tensor(x_zero_point, "x_zero_point", xt[0]), int(axis)
+            *xt,
+            *_tensor(x_scale, "x_scale"),
+            _optional_tensor(x_zero_point, "x_zero_point", xt[0]),
+            int(axis),
+            _out_tensor(out, xt[1]),
         ),
         xt[1],
+        out,
     )
 
 
-def elementwise_quantize_linear(x: Any, scale: Any, zero_point: Any = None) -> np.ndarray:
+def elementwise_quantize_linear(
+    x: Any, scale: Any, zero_point: Any = None, *, out: Optional[np.ndarray] = None
+) -> np.ndarray:
     """DirectML element-wise quantize linear: clamp(round_half_even(x / scale) + zero_point).
 
     scale and zero_point have x's rank (1 to 8), each dimension equal to x's or 1 (broadcast).
@@ -258,14 +300,15 @@ def elementwise_quantize_linear(x: Any, scale: Any, zero_point: Any = None) -> n
     xt = _tensor(x, "x")
     return _result(
         _qdq.elementwise_quantize_linear(
-            *xt, *_tensor(scale, "scale"), _optional_tensor(zero_point, "zero_point", _UINT8)
+            *xt, *_tensor(scale, "scale"), _optional_tensor(zero_point, "zero_point", _UINT8), _out_tensor(out, xt[1])
         ),
         xt[1],
+        out,
     )
 
 
 def elementwise_dequantize_linear(
-    x: Any, scale: Any, zero_point: Any = None, *, output_dtype: DTypeLike = 0
+    x: Any, scale: Any, zero_point: Any = None, *, output_dtype: DTypeLike = 0, out: Optional[np.ndarray] = None
 ) -> np.ndarray:
     """DirectML element-wise dequantize linear: (x - zero_point) * scale, broadcast as above.
 
@@ -282,6 +325,8 @@ def elementwise_dequantize_linear(
             *_tensor(scale, "scale"),
             _optional_tensor(zero_point, "zero_point", xt[0]),
             code_from_dtype(output_dtype),
+            _out_tensor(out, xt[1]),
         ),
         xt[1],
+        out,
     )

@@ -1,4 +1,4 @@
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -20,6 +20,7 @@ def quantize_linear(
     output_dtype: DTypeLike = 0,
     precision: DTypeLike = 0,
     opset: int = 25,
+    out: Optional[np.ndarray] = None,
 ) -> np.ndarray: ...
 def dequantize_linear(
     x: Any,
@@ -30,10 +31,17 @@ def dequantize_linear(
     block_size: int = 0,
     output_dtype: DTypeLike = 0,
     opset: int = 25,
+    out: Optional[np.ndarray] = None,
 ) -> np.ndarray: ...
-def extended_quantize_linear(x: Any, y_scale: Any, y_zero_point: Any, *, axis: int = 1) -> np.ndarray: ...
-def extended_dequantize_linear(x: Any, x_scale: Any, x_zero_point: Any, *, axis: int = 1) -> np.ndarray: ...
-def elementwise_quantize_linear(x: Any, scale: Any, zero_point: Any = None) -> np.ndarray: ...
+def extended_quantize_linear(
+    x: Any, y_scale: Any, y_zero_point: Any, *, axis: int = 1, out: Optional[np.ndarray] = None
+) -> np.ndarray: ...
+def extended_dequantize_linear(
+    x: Any, x_scale: Any, x_zero_point: Any, *, axis: int = 1, out: Optional[np.ndarray] = None
+) -> np.ndarray: ...
+def elementwise_quantize_linear(
+    x: Any, scale: Any, zero_point: Any = None, *, out: Optional[np.ndarray] = None
+) -> np.ndarray: ...
 def elementwise_dequantize_linear(
-    x: Any, scale: Any, zero_point: Any = None, *, output_dtype: DTypeLike = 0
+    x: Any, scale: Any, zero_point: Any = None, *, output_dtype: DTypeLike = 0, out: Optional[np.ndarray] = None
 ) -> np.ndarray: ...

@@ -4,6 +4,7 @@ dtypes and shapes, fresh outputs, and the GIL released during kernels."""
 from __future__ import annotations
 
 import ast
+import re
 import inspect
 import pathlib
 import threading
@@ -26,21 +27,23 @@ SIGNATURES = {
     "quantize_linear": [
         ("x", POS, _REQ), ("y_scale", POS, _REQ), ("y_zero_point", POS, None),
         ("axis", KW, 1), ("block_size", KW, 0), ("saturate", KW, 1), ("output_dtype", KW, 0),
-        ("precision", KW, 0), ("opset", KW, 25),
+        ("precision", KW, 0), ("opset", KW, 25), ("out", KW, None),
     ],
     "dequantize_linear": [
         ("x", POS, _REQ), ("x_scale", POS, _REQ), ("x_zero_point", POS, None),
-        ("axis", KW, 1), ("block_size", KW, 0), ("output_dtype", KW, 0), ("opset", KW, 25),
+        ("axis", KW, 1), ("block_size", KW, 0), ("output_dtype", KW, 0), ("opset", KW, 25), ("out", KW, None),
     ],
     "extended_quantize_linear": [
-        ("x", POS, _REQ), ("y_scale", POS, _REQ), ("y_zero_point", POS, _REQ), ("axis", KW, 1),
+        ("x", POS, _REQ), ("y_scale", POS, _REQ), ("y_zero_point", POS, _REQ), ("axis", KW, 1), ("out", KW, None),
     ],
     "extended_dequantize_linear": [
-        ("x", POS, _REQ), ("x_scale", POS, _REQ), ("x_zero_point", POS, _REQ), ("axis", KW, 1),
+        ("x", POS, _REQ), ("x_scale", POS, _REQ), ("x_zero_point", POS, _REQ), ("axis", KW, 1), ("out", KW, None),
     ],
-    "elementwise_quantize_linear": [("x", POS, _REQ), ("scale", POS, _REQ), ("zero_point", POS, None)],
+    "elementwise_quantize_linear": [
+        ("x", POS, _REQ), ("scale", POS, _REQ), ("zero_point", POS, None), ("out", KW, None),
+    ],
     "elementwise_dequantize_linear": [
-        ("x", POS, _REQ), ("scale", POS, _REQ), ("zero_point", POS, None), ("output_dtype", KW, 0),
+        ("x", POS, _REQ), ("scale", POS, _REQ), ("zero_point", POS, None), ("output_dtype", KW, 0), ("out", KW, None),
     ],
 }
 
@@ -320,3 +323,65 @@ def test_concurrent_calls_agree():
         th.join()
     for r in results:
         assert np.array_equal(r, want)
+
+
+# ----------------------------------------------------------------------------- out=
+
+# One call of each function on small inputs: (function, args, kwargs).
+_OUT_CALLS = {
+    "quantize_linear": lambda x: ((x, F32(0.5), np.int8(3)), {}),
+    "dequantize_linear": lambda x: ((np.int8([[1, -2, 3], [4, 5, -6]]), F32(0.5), np.int8(1)), {}),
+    "extended_quantize_linear": lambda x: ((x, F32(0.25), np.int32(-7)), {}),
+    "extended_dequantize_linear": lambda x: ((np.uint32([[1, 2, 3], [4, 5, 4000000000]]), F32(0.5), np.uint32(1)), {}),
+    "elementwise_quantize_linear": lambda x: ((x, np.full((1, 3), 0.5, F32), np.int8([[1, 2, 3]])), {}),
+    "elementwise_dequantize_linear": lambda x: ((np.int16([[1, 2, 3], [4, 5, 6]]), np.full((2, 1), 0.5, F32)), {}),
+}
+
+
+@pytest.mark.parametrize("fname", list(_OUT_CALLS))
+def test_out_is_filled_and_returned(fname):
+    x = np.array([[0.1, -2.0, 7.5], [100.0, -3.25, 0.0]], F32)
+    args, kwargs = _OUT_CALLS[fname](x)
+    fn = getattr(qdq, fname)
+    want = fn(*args, **kwargs)
+    out = np.zeros_like(want)
+    got = fn(*args, **kwargs, out=out)
+    assert got is out
+    np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2, ml_dtypes.float4_e2m1fn])
+def test_out_sub_byte_is_one_code_per_byte(dtype):
+    x = np.random.default_rng(3).normal(0, 3, size=(7, 33)).astype(F32)
+    want = qdq.quantize_linear(x, F32(0.5), output_dtype=dtype)
+    out = np.full(x.shape, 0xFF, np.uint8).view(dtype)  # high bits set: must come back zero
+    qdq.quantize_linear(x, F32(0.5), output_dtype=dtype, out=out)
+    np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8))
+    bits = 2 if "2" in np.dtype(dtype).name and "e2m1" not in np.dtype(dtype).name else 4
+    assert (out.view(np.uint8) >> bits).max() == 0
+    # Dequantize reads numpy's bytes directly: high bits are ignored, as ml_dtypes ignores them.
+    noisy = (want.view(np.uint8) | np.uint8(0xF0 if bits == 4 else 0xFC)).view(dtype)
+    np.testing.assert_array_equal(qdq.dequantize_linear(noisy, F32(0.5)), qdq.dequantize_linear(want, F32(0.5)))
+
+
+@pytest.mark.parametrize(
+    "out, message",
+    [
+        (np.zeros((2, 3), np.int8), "out has dtype int8 but the operator produces uint8"),
+        (np.zeros((3, 2), np.uint8), "out has shape (3, 2)"),
+        (np.zeros((2, 6), np.uint8)[:, ::2], "C-contiguous"),
+        ([0] * 6, "numpy array"),
+        (np.zeros((2, 3), np.float64), "dtype float64"),
+    ],
+)
+def test_out_is_checked(out, message):
+    x = np.ones((2, 3), F32)
+    with pytest.raises(qdq.QdqError, match=re.escape(message)):
+        qdq.quantize_linear(x, F32(1), out=out)
+
+
+def test_out_read_only_is_refused():
+    out = np.zeros((2, 3), np.uint8)
+    out.flags.writeable = False
+    with pytest.raises(qdq.QdqError, match="writeable"):
+        qdq.quantize_linear(np.ones((2, 3), F32), F32(1), out=out)
