@@ -10,6 +10,7 @@
 #include <functional>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,11 @@ uint32_t zero_point_code(E type, bool any_float, std::mt19937& g) {
   const ElementTypeInfo& t = info(type);
   if (t.is_integer()) return static_cast<uint32_t>(g()) & (t.bits == 32 ? 0xFFFF'FFFFu : (1u << t.bits) - 1u);
   if (!any_float) return 0;
+  if (g() % 11 == 0) {  // NaN zero points with payloads (q + zp keeps q's NaN when both are NaN)
+    const uint32_t nans[] = {0x7E01, 0xFE00, 0x7C01, 0x7FC1, 0xFF81};
+    const uint32_t code = nans[g() % 5];
+    if (std::isnan(codec::decode(info(type), code))) return code;
+  }
   return float_code(type, static_cast<double>(static_cast<int>(g() % 2001) - 1000) / 8.0);
 }
 
@@ -111,14 +117,14 @@ struct Operands {
 };
 
 Operands make_operands(E x_type, E scale_type, E zp_type, const std::vector<int64_t>& scale_shape, bool any_float_zp,
-                       std::mt19937& g) {
+                       std::mt19937& g, std::span<const int64_t> shape = kShape) {
   Operands o;
-  o.x = storage(x_type, count_of(kShape), [&](uint64_t) { return x_code(x_type, g); });
+  o.x = storage(x_type, count_of({shape.begin(), shape.end()}), [&](uint64_t) { return x_code(x_type, g); });
   o.scale = storage(scale_type, count_of(scale_shape), [&](uint64_t) { return scale_code(scale_type, g); });
   if (zp_type != E::kUndefined) {
     o.zero_point = storage(zp_type, count_of(scale_shape), [&](uint64_t) { return zero_point_code(zp_type, any_float_zp, g); });
   }
-  o.xv = {x_type, kShape, o.x.data()};
+  o.xv = {x_type, shape, o.x.data()};
   o.sv = {scale_type, scale_shape, o.scale.data()};
   o.zv = {zp_type, scale_shape, o.zero_point.data()};
   return o;
@@ -337,6 +343,48 @@ TEST_F(KernelCoverage, EveryDirectMlPlan) {
     }
   }
   EXPECT_GE(families_.size(), 10u);
+}
+
+}  // namespace
+}  // namespace qdq
+
+namespace qdq {
+namespace {
+
+// The paths added for Quark's and int32's types over runs of several 1024-element blocks (constant
+// operands reused across blocks, per-axis operands stepping), and over outputs of 16 MiB and
+// more (written with streaming stores from the block buffer).
+TEST_F(KernelCoverage, WidePathsOverLongRunsAndStreamedOutputs) {
+  std::mt19937 g(31337);
+  const std::vector<int64_t> long_shape = {3, 3001};
+  const std::vector<int64_t> streamed_shape = {2, 2'100'001};  // 16.8 MB of int32 or float32
+  for (const std::vector<int64_t>* shape : {&long_shape, &streamed_shape}) {
+    const bool streamed = shape == &streamed_shape;
+    const std::vector<std::vector<int64_t>> scale_shapes = {{}, {(*shape)[1]}};
+    for (const std::vector<int64_t>& scale_shape : scale_shapes) {
+      if (streamed && !scale_shape.empty()) continue;
+      for (E out : {E::kInt32, E::kUint32, E::kFloat16, E::kBfloat16}) {
+        if (streamed && (out == E::kUint32 || out == E::kBfloat16)) continue;
+        const Operands q = make_operands(E::kFloat32, E::kFloat32, out, scale_shape, true, g, *shape);
+        check(plan_extended_quantize_linear(q.xv, q.sv, &q.zv, 1),
+              "ExtendedQuantizeLinear -> " + std::string(name(out)) + " long run" + (streamed ? " streamed" : ""));
+        if (HasFatalFailure()) return;
+        const Operands d = make_operands(out, E::kFloat32, out, scale_shape, true, g, *shape);
+        check(plan_extended_dequantize_linear(d.xv, d.sv, &d.zv, 1),
+              "ExtendedDequantizeLinear " + std::string(name(out)) + " long run" + (streamed ? " streamed" : ""));
+        if (HasFatalFailure()) return;
+      }
+      // ONNX: an int32 scale (float64 division) and int32 x dequantized.
+      for (E out : {E::kInt8, E::kUint16, E::kInt4, E::kFloat8E4M3FN, E::kFloat4E2M1}) {
+        const Operands q = make_operands(E::kInt32, E::kInt32, out, scale_shape, false, g, *shape);
+        check(plan_quantize_linear(q.xv, q.sv, &q.zv, {}), "QuantizeLinear int32 scale -> " + std::string(name(out)));
+        if (HasFatalFailure()) return;
+      }
+      const Operands d = make_operands(E::kInt32, E::kFloat32, E::kInt32, scale_shape, false, g, *shape);
+      check(plan_dequantize_linear(d.xv, d.sv, &d.zv, {}), "DequantizeLinear int32");
+      if (HasFatalFailure()) return;
+    }
+  }
 }
 
 }  // namespace

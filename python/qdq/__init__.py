@@ -117,10 +117,13 @@ def _optional_tensor(value: Any, role: str, python_int_code: int):
     return None if value is None else _tensor(value, role, python_int_code)
 
 
-def _out_tensor(out: Optional[np.ndarray], shape):
+def _out_tensor(out: Optional[np.ndarray], shape, *inputs):
     """(type code, writable bytes) of a caller's output array, checked; None for a new array."""
     if out is None:
         return None
+    for name, tensor in inputs:
+        if tensor is not None and np.may_share_memory(out, tensor[2]):
+            raise QdqError(f"out shares memory with input '{name}'; the kernels read inputs while writing out")
     if not isinstance(out, np.ndarray):
         raise QdqError(f"out must be a numpy array, not {type(out).__name__}")
     if list(out.shape) != list(shape):
@@ -175,18 +178,20 @@ def quantize_linear(
     """
     out_code = code_from_dtype(output_dtype)
     xt = _tensor(x, "x")
+    st = _tensor(y_scale, "y_scale")
+    zt = _optional_tensor(y_zero_point, "y_zero_point", out_code or _UINT8)
     return _result(
         _qdq.quantize_linear(
             *xt,
-            *_tensor(y_scale, "y_scale"),
-            _optional_tensor(y_zero_point, "y_zero_point", out_code or _UINT8),
+            *st,
+            zt,
             int(axis),
             int(block_size),
             int(saturate),
             out_code,
             code_from_dtype(precision),
             int(opset),
-            _out_tensor(out, xt[1]),
+            _out_tensor(out, xt[1], ("x", xt), ("y_scale", st), ("y_zero_point", zt)),
         ),
         xt[1],
         out,
@@ -220,16 +225,18 @@ def dequantize_linear(
         QdqError: an input or attribute breaks the operator's rule.
     """
     xt = _tensor(x, "x")
+    st = _tensor(x_scale, "x_scale")
+    zt = _optional_tensor(x_zero_point, "x_zero_point", xt[0])
     return _result(
         _qdq.dequantize_linear(
             *xt,
-            *_tensor(x_scale, "x_scale"),
-            _optional_tensor(x_zero_point, "x_zero_point", xt[0]),
+            *st,
+            zt,
             int(axis),
             int(block_size),
             code_from_dtype(output_dtype),
             int(opset),
-            _out_tensor(out, xt[1]),
+            _out_tensor(out, xt[1], ("x", xt), ("x_scale", st), ("x_zero_point", zt)),
         ),
         xt[1],
         out,
@@ -250,13 +257,11 @@ def extended_quantize_linear(
         QdqError: an input breaks the operator's rule.
     """
     xt = _tensor(x, "x")
+    st = _tensor(y_scale, "y_scale")
+    zt = _optional_tensor(y_zero_point, "y_zero_point", _UINT8)
     return _result(
         _qdq.extended_quantize_linear(
-            *xt,
-            *_tensor(y_scale, "y_scale"),
-            _optional_tensor(y_zero_point, "y_zero_point", _UINT8),
-            int(axis),
-            _out_tensor(out, xt[1]),
+            *xt, *st, zt, int(axis), _out_tensor(out, xt[1], ("x", xt), ("y_scale", st), ("y_zero_point", zt))
         ),
         xt[1],
         out,
@@ -272,13 +277,11 @@ def extended_dequantize_linear(
         QdqError: an input breaks the operator's rule.
     """
     xt = _tensor(x, "x")
+    st = _tensor(x_scale, "x_scale")
+    zt = _optional_tensor(x_zero_point, "x_zero_point", xt[0])
     return _result(
         _qdq.extended_dequantize_linear(
-            *xt,
-            *_tensor(x_scale, "x_scale"),
-            _optional_tensor(x_zero_point, "x_zero_point", xt[0]),
-            int(axis),
-            _out_tensor(out, xt[1]),
+            *xt, *st, zt, int(axis), _out_tensor(out, xt[1], ("x", xt), ("x_scale", st), ("x_zero_point", zt))
         ),
         xt[1],
         out,
@@ -298,9 +301,11 @@ def elementwise_quantize_linear(
         QdqError: an input breaks the operator's rule.
     """
     xt = _tensor(x, "x")
+    st = _tensor(scale, "scale")
+    zt = _optional_tensor(zero_point, "zero_point", _UINT8)
     return _result(
         _qdq.elementwise_quantize_linear(
-            *xt, *_tensor(scale, "scale"), _optional_tensor(zero_point, "zero_point", _UINT8), _out_tensor(out, xt[1])
+            *xt, *st, zt, _out_tensor(out, xt[1], ("x", xt), ("scale", st), ("zero_point", zt))
         ),
         xt[1],
         out,
@@ -319,13 +324,15 @@ def elementwise_dequantize_linear(
         QdqError: an input breaks the operator's rule.
     """
     xt = _tensor(x, "x")
+    st = _tensor(scale, "scale")
+    zt = _optional_tensor(zero_point, "zero_point", xt[0])
     return _result(
         _qdq.elementwise_dequantize_linear(
             *xt,
-            *_tensor(scale, "scale"),
-            _optional_tensor(zero_point, "zero_point", xt[0]),
+            *st,
+            zt,
             code_from_dtype(output_dtype),
-            _out_tensor(out, xt[1]),
+            _out_tensor(out, xt[1], ("x", xt), ("scale", st), ("zero_point", zt)),
         ),
         xt[1],
         out,

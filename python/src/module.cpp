@@ -12,7 +12,9 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#if defined(__linux__)
 #include <sys/mman.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -90,12 +92,16 @@ using Output = std::tuple<nb::object, int64_t>;
 // transparent huge pages: a fresh 64 MiB output then costs 32 page faults instead of 16,384,
 // which otherwise take as long as the kernel itself.
 uint8_t* allocate_output(uint64_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr uint64_t kHuge = uint64_t{2} << 20;
-  if (bytes < kHuge) return static_cast<uint8_t*>(std::malloc(bytes > 0 ? bytes : 1));
-  const uint64_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-  void* pointer = std::aligned_alloc(kHuge, rounded);
-  if (pointer != nullptr) madvise(pointer, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
-  return static_cast<uint8_t*>(pointer);
+  if (bytes >= kHuge) {
+    const uint64_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* pointer = std::aligned_alloc(kHuge, rounded);
+    if (pointer != nullptr) madvise(pointer, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
+    return static_cast<uint8_t*>(pointer);
+  }
+#endif
+  return static_cast<uint8_t*>(std::malloc(bytes > 0 ? bytes : 1));
 }
 
 // Executes the plan into `out` (checked against the plan) or a new array, and returns (its bytes
@@ -124,7 +130,9 @@ Output run(const qdq::Result<qdq::Plan>& plan, const OptionalOut& out) {
   } else {
     storage = allocate_output(bytes);
     if (storage == nullptr) throw std::bad_alloc();
+    std::unique_ptr<uint8_t, decltype(&std::free)> guard(storage, &std::free);  // until the capsule owns it
     nb::capsule owner(storage, [](void* pointer) noexcept { std::free(pointer); });
+    guard.release();
     size_t shape[1] = {static_cast<size_t>(bytes)};
     result = nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(storage, 1, shape, owner));
   }

@@ -385,3 +385,10 @@ def test_out_read_only_is_refused():
     out.flags.writeable = False
     with pytest.raises(qdq.QdqError, match="writeable"):
         qdq.quantize_linear(np.ones((2, 3), F32), F32(1), out=out)
+
+
+def test_out_sharing_an_input_is_refused():
+    buffer = np.zeros(1000, np.float32)
+    x = buffer.view(np.int8)[:1000]  # the bytes of out's first 250 elements
+    with pytest.raises(qdq.QdqError, match="out shares memory with input 'x'"):
+        qdq.dequantize_linear(x, F32(0.5), out=buffer)

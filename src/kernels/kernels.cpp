@@ -383,7 +383,7 @@ struct OperandValues {
   HWY_ALIGN W buffer[kPadded];
   const W* values = nullptr;  // nullptr: `constant`, or `block` when per_block
   W constant = 0;
-  W block[kBlock + 2];  // per_block: entry b is block (first_element_phase + i) / block
+  W block[kPadded];  // per_block: entry b is block (first_element_phase + i) / block (padded as buffer)
 };
 
 // `count` contiguous values of a tensor as W, lanes past `count` (up to a vector) zeroed.
@@ -580,7 +580,8 @@ struct FloatOutput {
   static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
   static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
     if constexpr (kAddsZeroPoint) {
-      if (c.apply_zero_point) q = hn::Add(q, zp);
+      // NaN + NaN: q's NaN, written out as the reference does (an addition may be commuted).
+      if (c.apply_zero_point) q = hn::IfThenElse(hn::IsNaN(q), q, hn::Add(q, zp));
     }
     return Encode<F>(q, c.saturate);
   }
@@ -1050,9 +1051,11 @@ RunFunction SelectQuantizeInput(ElementType x) {
   }
 }
 
-RunFunction SelectQuantize(ElementType x, ElementType out, Precision precision) {
+RunFunction SelectQuantize(ElementType x, ElementType scale, ElementType out, Precision precision) {
   // Quark's outputs: float32 x only, divided in float32.
   const bool float32_x = x == ElementType::kFloat32 && precision != Precision::kFloat64;
+  // A float64 division takes an int32 scale's words (the planners' only source of kFloat64).
+  if (precision == Precision::kFloat64 && scale != ElementType::kInt32) return nullptr;
   switch (out) {
     case ElementType::kInt32: return float32_x ? &QuantizeRun<WideIntegerOutput<true>, ElementType::kFloat32> : nullptr;
     case ElementType::kUint32: return float32_x ? &QuantizeRun<WideIntegerOutput<false>, ElementType::kFloat32> : nullptr;
@@ -1112,7 +1115,9 @@ RunFunction SelectDequantize(ElementType x, ElementType out) {
 RunFunction Select(const Plan& plan) {
   const bool float_output = plan.output_type == ElementType::kFloat32 || plan.output_type == ElementType::kFloat16 ||
                             plan.output_type == ElementType::kBfloat16;
-  if (plan.operation == Operation::kQuantize) return SelectQuantize(plan.x.type, plan.output_type, plan.precision);
+  if (plan.operation == Operation::kQuantize) {
+    return SelectQuantize(plan.x.type, plan.scale.type, plan.output_type, plan.precision);
+  }
   return float_output ? SelectDequantize(plan.x.type, plan.output_type) : nullptr;
 }
 

@@ -1,6 +1,5 @@
 // The SIMD kernels (Highway, one source compiled for every x86/Arm target and dispatched at run
-// time). They cover the common plans and match the scalar reference bit for bit; the executor
-// runs everything else through the reference, one run at a time.
+// time). They cover every plan the front doors make and match the scalar reference bit for bit.
 #pragma once
 
 #include <cstdint>

@@ -81,9 +81,12 @@ uint32_t quantize_value(const Plan& plan, double x, double scale, double zero_po
   double value = quotient;
   if (plan.apply_zero_point) {
     // The zero point of a float output is added in float32 (float64 when the division was).
-    value = plan.precision == Precision::kFloat64
-                ? value + zero_point
-                : static_cast<double>(static_cast<float>(value) + static_cast<float>(zero_point));
+    // NaN + NaN gives the quotient's NaN, written out because a compiler may commute the addition.
+    if (!std::isnan(value)) {
+      value = plan.precision == Precision::kFloat64
+                  ? value + zero_point
+                  : static_cast<double>(static_cast<float>(value) + static_cast<float>(zero_point));
+    }
   }
   // A float64 value reaches float8/float4 through float32, as ml_dtypes converts it.
   if (plan.precision == Precision::kFloat64) value = static_cast<float>(value);
