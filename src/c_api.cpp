@@ -138,9 +138,11 @@ qdq_status_code plan_and_run(const char* function, const Roles& roles, const qdq
     // y's rank before its dims: they are read (by execute's shape check and its message) only when
     // y declares x's rank, so a shape array shorter than the rank y claims is never walked past.
     if (out.shape.size() != plan->shape.size()) {
-      return qdq::Status::invalid_argument(std::string(function) + ": tensor 'y' has rank " +
-                                           std::to_string(out.shape.size()) + " but the output has x's rank " +
-                                           std::to_string(plan->shape.size()) + " (" + plan->operator_name + ")");
+      std::string x_shape = "[";
+      for (size_t i = 0; i < plan->shape.size(); ++i) x_shape += (i ? ", " : "") + std::to_string(plan->shape[i]);
+      return qdq::Status::invalid_argument(plan->operator_name + ": output buffer 'y' has rank " +
+                                           std::to_string(out.shape.size()) + " but the output has x's shape " +
+                                           x_shape + "] (" + function + ")");
     }
     return qdq::execute(plan.value(), out);
   });
