@@ -23,3 +23,9 @@ venv=.venv
 "$venv/bin/python" -m pip install -q ".[test]"
 # pytest exits 5 when it collects nothing; that is a failure here too.
 "$venv/bin/python" -m pytest -q python/tests
+
+echo "== Fuzz (libFuzzer, ASan+UBSan)"
+bash scripts/fuzz.sh
+
+echo "== ThreadSanitizer stress"
+bash scripts/tsan.sh
