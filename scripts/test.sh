@@ -34,4 +34,10 @@ requirements=python/requirements-test.txt
 "$venv/bin/python" -m pip install -q --no-build-isolation -c "$requirements" .
 "$venv/bin/python" -m pytest -q python/tests
 
+echo "== Fuzz (libFuzzer, ASan+UBSan)"
+bash scripts/fuzz.sh
+
+echo "== ThreadSanitizer stress"
+bash scripts/tsan.sh
+
 echo "== test.sh: every suite passed in $((SECONDS - started)) s"

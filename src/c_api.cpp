@@ -25,13 +25,24 @@ qdq::Status null_argument(const char* function, const char* argument) {
   return qdq::Status::invalid_argument(std::string(function) + ": argument '" + argument + "' is NULL");
 }
 
-// Views over C structs. A negative rank or a null shape with rank > 0 is reported, not followed.
+// The largest rank any tensor may declare: the planners' own cap (plan/checks.cpp). Checked here,
+// before a dim is read, for every tensor alike (x, scale, zero point and y), so that a huge rank
+// can never make anything, a message included, walk past the caller's shape array.
+constexpr int32_t kMaxRank = 64;
+
+// Views over C structs. A negative or too large rank, or a null shape with rank > 0, is reported,
+// not followed.
 qdq::Status to_view(const char* function, const char* role, const qdq_tensor* tensor, qdq::TensorView* view) {
   if (tensor == nullptr) return null_argument(function, role);
   if (tensor->rank < 0 || (tensor->rank > 0 && tensor->shape == nullptr)) {
     return qdq::Status::invalid_argument(std::string(function) + ": tensor '" + role + "' has rank " +
                                          std::to_string(tensor->rank) + " and shape pointer " +
                                          (tensor->shape ? "set" : "NULL") + "; rank must be >= 0 with a shape of that length");
+  }
+  if (tensor->rank > kMaxRank) {
+    return qdq::Status::invalid_argument(std::string(function) + ": tensor '" + role + "' has rank " +
+                                         std::to_string(tensor->rank) + "; qdq accepts at most " +
+                                         std::to_string(kMaxRank) + " dims");
   }
   view->type = static_cast<qdq::ElementType>(tensor->type);
   view->shape = {tensor->shape, static_cast<size_t>(tensor->rank)};
@@ -124,6 +135,15 @@ qdq_status_code plan_and_run(const char* function, const Roles& roles, const qdq
     if (qdq::Status s = to_view(function, "y", y, &out); !s.ok()) return s;
     qdq::Result<qdq::Plan> plan = planner(in, out);
     if (!plan.ok()) return plan.status();
+    // y's rank before its dims: they are read (by execute's shape check and its message) only when
+    // y declares x's rank, so a shape array shorter than the rank y claims is never walked past.
+    if (out.shape.size() != plan->shape.size()) {
+      std::string x_shape = "[";
+      for (size_t i = 0; i < plan->shape.size(); ++i) x_shape += (i ? ", " : "") + std::to_string(plan->shape[i]);
+      return qdq::Status::invalid_argument(plan->operator_name + ": output buffer 'y' has rank " +
+                                           std::to_string(out.shape.size()) + " but the output has x's shape " +
+                                           x_shape + "] (" + function + ")");
+    }
     return qdq::execute(plan.value(), out);
   });
 }

@@ -2,6 +2,8 @@
 #include "qdq/qdq.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -277,6 +279,71 @@ TEST(CApiShapes, NegativeRankAndNullShape) {
   EXPECT_EQ(out_type, -7);
 }
 
+// `count` dims at the very end of a readable page followed by an inaccessible one: reading one
+// dim past them faults in every build, not only under AddressSanitizer.
+class GuardedShape {
+ public:
+  explicit GuardedShape(const std::vector<int64_t>& dims) {
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    void* pages = mmap(nullptr, 2 * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pages == MAP_FAILED) return;
+    base_ = static_cast<unsigned char*>(pages);
+    if (mprotect(base_ + page_, page_, PROT_NONE) != 0) return;
+    dims_ = reinterpret_cast<int64_t*>(base_ + page_) - dims.size();
+    std::memcpy(dims_, dims.data(), dims.size() * sizeof(int64_t));
+  }
+  ~GuardedShape() {
+    if (base_ != nullptr) munmap(base_, 2 * page_);
+  }
+  GuardedShape(const GuardedShape&) = delete;
+  GuardedShape& operator=(const GuardedShape&) = delete;
+  const int64_t* dims() const { return dims_; }
+
+ private:
+  size_t page_ = 0;
+  unsigned char* base_ = nullptr;
+  int64_t* dims_ = nullptr;
+};
+
+// Issue 13, finding 4: y's rank is validated like x's. A y rank that differs from x's is reported
+// without reading y's dims (the caller's shape array may be as short as x's), and an absurd rank
+// is refused before any dim is read, as for x.
+TEST(CApiShapes, OutputRankIsCheckedBeforeItsDimsAreRead) {
+  const float x[4] = {0, 1, 2, 3};
+  const float scale = 1.0f;
+  const std::vector<int64_t> x_shape = {4};
+  const qdq_tensor xt = tensor(kFloat, x_shape, x);
+  const qdq_tensor st = scalar(kFloat, &scale);
+  const std::vector<int64_t> broadcast_shape = {1};
+  const qdq_tensor broadcast_st = tensor(kFloat, broadcast_shape, &scale);  // DirectML: x's rank
+  uint8_t y[4] = {};
+  GuardedShape y_dims({4});
+  ASSERT_NE(y_dims.dims(), nullptr);
+
+  for (const int32_t rank : {2, 8, 64, 65, 1 << 20, INT32_MAX}) {
+    const qdq_mutable_tensor yt{kUint8, rank, y_dims.dims(), y};
+    EXPECT_EQ(qdq_quantize_linear(&xt, &st, nullptr, nullptr, &yt), QDQ_INVALID_ARGUMENT) << "rank " << rank;
+    EXPECT_ERROR_MENTIONS("'y'", std::to_string(rank).c_str());
+    EXPECT_LT(last_error().size(), 400u) << last_error();
+    EXPECT_EQ(qdq_elementwise_quantize_linear(&xt, &broadcast_st, nullptr, &yt), QDQ_INVALID_ARGUMENT)
+        << "rank " << rank;
+    EXPECT_ERROR_MENTIONS("'y'", std::to_string(rank).c_str());
+  }
+  // x's absurd rank, for comparison: refused before its dims are read.
+  const qdq_tensor huge_x{kFloat, INT32_MAX, y_dims.dims(), x};
+  const qdq_mutable_tensor yt{kUint8, 1, y_dims.dims(), y};
+  EXPECT_EQ(qdq_quantize_linear(&huge_x, &st, nullptr, nullptr, &yt), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("'x'", "2147483647");
+  // The same rank is still read and compared dim by dim.
+  GuardedShape wrong_dims({5});
+  const qdq_mutable_tensor wrong{kUint8, 1, wrong_dims.dims(), y};
+  EXPECT_EQ(qdq_quantize_linear(&xt, &st, nullptr, nullptr, &wrong), QDQ_INVALID_ARGUMENT);
+  EXPECT_ERROR_MENTIONS("[5]", "[4]");
+  const qdq_mutable_tensor right{kUint8, 1, y_dims.dims(), y};
+  ASSERT_EQ(qdq_quantize_linear(&xt, &st, nullptr, nullptr, &right), QDQ_OK) << last_error();
+  EXPECT_EQ(y[3], 3);
+}
+
 // A rule violation found by the core is reported with the core's own message.
 TEST(CApiErrors, CoreMessageIsReported) {
   const std::vector<float> x(6, 1.0f);
@@ -328,7 +395,7 @@ TEST(CApiErrors, CoreMessageIsReported) {
   const std::vector<int64_t> flat = {6};
   const qdq_mutable_tensor wrong_shape = output(kUint8, flat, y.data());
   ASSERT_EQ(qdq_quantize_linear(&xt, &st, nullptr, &attributes, &wrong_shape), QDQ_INVALID_ARGUMENT);
-  EXPECT_ERROR_MENTIONS("QuantizeLinear-21", "[6]", "[2, 3]");
+  EXPECT_ERROR_MENTIONS("QuantizeLinear-21", "output buffer", "rank 1", "[2, 3]");  // y's dims unread
   const qdq_mutable_tensor null_data = output(kUint8, shape, nullptr);
   ASSERT_EQ(qdq_quantize_linear(&xt, &st, nullptr, &attributes, &null_data), QDQ_INVALID_ARGUMENT);
   EXPECT_ERROR_MENTIONS("QuantizeLinear-21", "null", "6 elements");

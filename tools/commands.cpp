@@ -2,9 +2,12 @@
 //
 // The core works on qdq storage (4-bit and 2-bit types packed, every other type in its natural
 // width). numpy has no dtype for bfloat16, float8, float4 or the 4/2-bit integers, so on disk those
-// are one code per element: uint8 for the 8-bit-or-narrower types (what ml_dtypes' np.save writes
-// as '<V1', and what `.view(ml_dtypes.<type>)` reads back), uint16 for bfloat16. The conversion
-// between the two happens only in load_tensor and save_tensor below.
+// are one code per element, written as raw bytes exactly as ml_dtypes' np.save writes them: '|V1'
+// for the 8-bit-or-narrower types, '<V2' for bfloat16 (`np.load(path).view(ml_dtypes.<type>)`
+// reads them back). Never as uint8 or uint16: a file must not claim a type its bytes do not have,
+// or reading it back without --type would silently change what it means ('|V1' without --type is
+// refused; '<V2' can only be bfloat16). The conversion between the two happens only in
+// load_tensor and save_tensor below.
 #include "commands.h"
 
 #include <algorithm>
@@ -190,7 +193,7 @@ Result<Tensor> load_tensor(const std::string& path, const char* role, std::optio
 // How a type is written to .npy, for the "wrote ..." lines and --help.
 std::string storage_note(ElementType type) {
   if (native_descr(type) != nullptr) return "";
-  const std::string codes = type == ElementType::kBfloat16 ? "uint16" : "uint8";
+  const std::string codes = type == ElementType::kBfloat16 ? "'<V2'" : "'|V1'";
   return " as " + codes + " codes (np.load(path).view(ml_dtypes." + std::string(name(type)) + "))";
 }
 
@@ -199,12 +202,12 @@ Status save_tensor(const std::string& path, const Tensor& tensor) {
     return write_npy(path, descr, tensor.shape, tensor.bytes.data(), storage_bytes(tensor.type, tensor.count()));
   }
   if (tensor.type == ElementType::kBfloat16) {
-    return write_npy(path, "<u2", tensor.shape, tensor.bytes.data(), tensor.count() * 2);
+    return write_npy(path, "<V2", tensor.shape, tensor.bytes.data(), tensor.count() * 2);
   }
   // 8-bit codes are already one per byte; packed types are unpacked to one per byte.
   std::vector<unsigned char> codes(tensor.count());
   for (uint64_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<unsigned char>(get_code(tensor, i));
-  return write_npy(path, "|u1", tensor.shape, codes.data(), codes.size());
+  return write_npy(path, "|V1", tensor.shape, codes.data(), codes.size());
 }
 
 // "wrote y.npy: int4 [4, 6] as uint8 codes (...)", with `what` ("scale, minmax, ...") after it.
@@ -310,6 +313,9 @@ Result<Tensor> zero_point_from_number(double value, const std::string& text, Ele
     set_code(t, 0, static_cast<uint32_t>(static_cast<int64_t>(value)));
     return t;
   }
+  // +0 is code 0 in every float type (float16 and bfloat16, Quark's float targets, have no ONNX
+  // quantize path to encode them through below).
+  if (value == 0.0 && !std::signbit(value)) return t;
   // Float types: let the core's exact codec encode it (quantize with scale 1, no saturation), then
   // decode it back; the value is accepted only if it survives unchanged.
   const float x = static_cast<float>(value);
@@ -433,6 +439,27 @@ std::string beside(const std::string& output, const char* suffix) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Operator families.
+
+enum class Family { kOnnx, kExtended, kElementwise };
+
+Family family_of(const std::string& name) {
+  return name == "extended" ? Family::kExtended : name == "elementwise" ? Family::kElementwise : Family::kOnnx;
+}
+
+// DirectML's scale and zero point have x's rank. A number (0-D) becomes all 1s (one value
+// broadcast everywhere); a per-axis [D] (calibrated) becomes D along `axis` and 1 elsewhere.
+void to_elementwise_shape(Tensor& t, size_t x_rank, int64_t axis) {
+  if (t.shape.size() >= x_rank || t.shape.size() > 1) return;
+  std::vector<int64_t> shape(x_rank, 1);
+  if (t.shape.size() == 1 && x_rank > 0) {
+    const int64_t rank = static_cast<int64_t>(x_rank);
+    shape[static_cast<size_t>(((axis % rank) + rank) % rank)] = t.shape[0];
+  }
+  t.shape = std::move(shape);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Quantize (shared by quantize and roundtrip).
 
 struct Quantized {
@@ -450,6 +477,7 @@ Result<Quantized> quantize(const QuantizeOptions& options) {
   }
   if (!type_or.value()) return Status::invalid_argument("--type is required");
   const ElementType type = *type_or.value();
+  const Family family = family_of(options.family);
 
   Quantized q;
   Result<Tensor> x = load_tensor(options.input, "x", input_type.value(), "--input-type");
@@ -472,13 +500,19 @@ Result<Quantized> quantize(const QuantizeOptions& options) {
       if (!zp.ok()) return zp.status();
       q.zero_point = std::move(zp.value());
       q.has_zero_point = true;
-    } else if (options.opset < 21 && info(type).is_integer() && type != ElementType::kUint8) {
-      // Before version 21 QuantizeLinear has no output_dtype: the output type is the zero
-      // point's. A zero zero point of type T (the scale's shape) is what such a model carries,
-      // and adding 0 changes no integer result.
+    } else if ((options.opset < 21 && info(type).is_integer() && type != ElementType::kUint8) ||
+               (family == Family::kExtended && type != ElementType::kUint8)) {
+      // Before version 21 QuantizeLinear has no output_dtype, and ExtendedQuantizeLinear never
+      // has: the output type is the zero point's. A zero zero point of type T (the scale's shape)
+      // is what such a model carries, and adding 0 changes no result.
       q.zero_point = make_tensor(type, q.scale.shape);
       q.has_zero_point = true;
     }
+  }
+  if (family == Family::kElementwise) {
+    const int64_t axis = options.axis.value_or(1);
+    to_elementwise_shape(q.scale, q.x.shape.size(), axis);
+    if (q.has_zero_point) to_elementwise_shape(q.zero_point, q.x.shape.size(), axis);
   }
 
   QuantizeLinearAttributes attributes;
@@ -492,8 +526,12 @@ Result<Quantized> quantize(const QuantizeOptions& options) {
   if (!q.has_zero_point && type != ElementType::kUint8) attributes.output_dtype = static_cast<int64_t>(type);
 
   const TensorView zp_view = q.zero_point.view();
-  Result<Plan> plan =
-      plan_quantize_linear(q.x.view(), q.scale.view(), q.has_zero_point ? &zp_view : nullptr, attributes);
+  const TensorView* zp = q.has_zero_point ? &zp_view : nullptr;
+  Result<Plan> plan = family == Family::kExtended
+                          ? plan_extended_quantize_linear(q.x.view(), q.scale.view(), zp, options.axis.value_or(1))
+                      : family == Family::kElementwise
+                          ? plan_elementwise_quantize_linear(q.x.view(), q.scale.view(), zp, type)
+                          : plan_quantize_linear(q.x.view(), q.scale.view(), zp, attributes);
   if (!plan.ok()) return plan.status();
   q.y = make_tensor(plan.value().output_type, q.x.shape);
   Status status = execute(plan.value(), q.y.mutable_view());
@@ -544,14 +582,25 @@ Status run_dequantize(const DequantizeOptions& options) {
     zero_point = std::move(zp.value());
   }
 
+  const Family family = family_of(options.family);
+  if (family == Family::kElementwise) {
+    to_elementwise_shape(scale.value(), x.value().shape.size(), options.axis.value_or(1));
+    if (!options.zero_point.empty()) to_elementwise_shape(zero_point, x.value().shape.size(), options.axis.value_or(1));
+  }
   DequantizeLinearAttributes attributes;
   if (options.axis) attributes.axis = *options.axis;
   attributes.block_size = options.block_size;
   attributes.opset = options.opset;
   if (output_type.value()) attributes.output_dtype = static_cast<int64_t>(*output_type.value());
   const TensorView zp_view = zero_point.view();
-  Result<Plan> plan = plan_dequantize_linear(x.value().view(), scale.value().view(),
-                                             options.zero_point.empty() ? nullptr : &zp_view, attributes);
+  const TensorView* zp = options.zero_point.empty() ? nullptr : &zp_view;
+  Result<Plan> plan =
+      family == Family::kExtended
+          ? plan_extended_dequantize_linear(x.value().view(), scale.value().view(), zp, options.axis.value_or(1))
+      : family == Family::kElementwise
+          ? plan_elementwise_dequantize_linear(x.value().view(), scale.value().view(), zp,
+                                               output_type.value().value_or(ElementType::kUndefined))
+          : plan_dequantize_linear(x.value().view(), scale.value().view(), zp, attributes);
   if (!plan.ok()) return plan.status();
   Tensor y = make_tensor(plan.value().output_type, x.value().shape);
   Status status = execute(plan.value(), y.mutable_view());
@@ -573,8 +622,13 @@ Status run_roundtrip(const QuantizeOptions& options) {
   attributes.block_size = options.block_size;
   attributes.opset = options.opset;
   const TensorView zp_view = q.zero_point.view();
-  Result<Plan> plan = plan_dequantize_linear(q.y.view(), q.scale.view(), q.has_zero_point ? &zp_view : nullptr,
-                                             attributes);
+  const TensorView* zp = q.has_zero_point ? &zp_view : nullptr;
+  const Family family = family_of(options.family);
+  Result<Plan> plan = family == Family::kExtended
+                          ? plan_extended_dequantize_linear(q.y.view(), q.scale.view(), zp, options.axis.value_or(1))
+                      : family == Family::kElementwise
+                          ? plan_elementwise_dequantize_linear(q.y.view(), q.scale.view(), zp)
+                          : plan_dequantize_linear(q.y.view(), q.scale.view(), zp, attributes);
   if (!plan.ok()) return plan.status();
   Tensor restored = make_tensor(plan.value().output_type, q.x.shape);
   Status status = execute(plan.value(), restored.mutable_view());

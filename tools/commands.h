@@ -13,7 +13,10 @@ namespace qdq::tools {
 
 // Flags shared by quantize and roundtrip. Strings are kept as typed by the user; type names have
 // already been checked by main's validators, numbers and paths are resolved here.
+// The operator family a command runs: "onnx" (QuantizeLinear / DequantizeLinear), "extended"
+// (AMD Quark ExtendedQuantizeLinear / ExtendedDequantizeLinear) or "elementwise" (DirectML).
 struct QuantizeOptions {
+  std::string family = "onnx";
   std::string input;
   std::string output;          // quantize: y; roundtrip: optional dequantized output
   std::string type;            // --type: the quantized type T
@@ -31,6 +34,7 @@ struct QuantizeOptions {
 };
 
 struct DequantizeOptions {
+  std::string family = "onnx";
   std::string input;
   std::string output;
   std::string type;  // "": from the file's dtype

@@ -5,6 +5,7 @@
 // 1 runtime error (a file, a dtype, an operator rule), 2 usage error (CLI11 parse or validation).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -45,14 +46,37 @@ const std::vector<ElementType> kQuantizedTypes = {
     ElementType::kFloat8E4M3FN,   ElementType::kFloat8E4M3FNUZ, ElementType::kFloat8E5M2,  ElementType::kFloat8E5M2FNUZ,
     ElementType::kFloat4E2M1};
 const std::vector<ElementType> kRealTypes = {ElementType::kFloat32, ElementType::kFloat16, ElementType::kBfloat16};
+// Quark's ExtendedQuantizeLinear adds these targets to ONNX's.
+const std::vector<ElementType> kExtendedOnlyTypes = {ElementType::kInt32, ElementType::kUint32, ElementType::kFloat16,
+                                                     ElementType::kBfloat16};
+
+std::vector<ElementType> with_extended_types(std::vector<ElementType> types) {
+  for (ElementType t : kExtendedOnlyTypes) {
+    if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
+  }
+  return types;
+}
+
+const char* const kOperatorHelp =
+    "Operator family: onnx (QuantizeLinear/DequantizeLinear, default), extended (AMD Quark\n"
+    "ExtendedQuantizeLinear/ExtendedDequantizeLinear, com.amd.quark) or elementwise (DirectML\n"
+    "element-wise quantize/dequantize linear)";
+
+const char* const kOperatorFooter =
+    "\nOperator families (--operator): onnx takes every flag. extended takes --axis (per-tensor or\n"
+    "per-axis; T also int32, uint32, float16, bfloat16; output float32). elementwise broadcasts scale\n"
+    "and zero point of x's rank (dims x's or 1): a number becomes all 1s, a 1-D file lies along --axis;\n"
+    "T int8 or uint8 (x float32, float16 or int32; the scale x's type, float32 for int32 x).\n"
+    "--block-size, --saturate, --precision and --opset are ONNX attributes and refused elsewhere.\n";
 
 const char* const kStorageNote =
     "\n.npy storage: types numpy has (uint8, int8, uint16, int16, int32, uint32, float16, float32) are\n"
     "written as themselves. float8*, float4_e2m1fn, int4, uint4, int2 and uint2 are written one code per\n"
-    "element as uint8, bfloat16 as uint16 codes; load them with numpy + ml_dtypes as\n"
+    "element as raw bytes ('|V1'), bfloat16 as '<V2', as ml_dtypes' np.save writes them; load them as\n"
     "    np.load(path).view(ml_dtypes.float8_e4m3fn)      (likewise int4, float4_e2m1fn, bfloat16, ...)\n"
-    "and read such files back (uint8 codes, or ml_dtypes' own np.save: '<V1', '<f1', '<V2') by naming the\n"
-    "type (--type, --input-type, --scale-type; ml_dtypes bfloat16 '<V2' needs no flag).\n";
+    "A 1-byte raw file does not say its type, so reading one back needs --type (--scale-type, ...);\n"
+    "without it qdq refuses the file rather than guess. uint8 codes are read as codes only with --type;\n"
+    "without it a uint8 file is uint8. bfloat16 '<V2' needs no flag.\n";
 
 const char* const kQuantizeFooter =
     "\nScale and zero point: S and Z are numbers or .npy files. A number scale is a 0-D float32 scale\n"
@@ -75,13 +99,34 @@ struct Handles {
   CLI::Option* scale = nullptr;
   CLI::Option* calibrate = nullptr;
   CLI::Option* axis = nullptr;
+  std::vector<CLI::Option*> onnx_only;  // attributes the Quark and DirectML operators do not have
 };
+
+CLI::Option* add_operator_flag(CLI::App* command, std::string& family) {
+  return command->add_option("--operator", family, kOperatorHelp)
+      ->check(CLI::IsMember({"onnx", "extended", "elementwise"}));
+}
+
+// "--block-size is an ONNX attribute; --operator extended has none", or "" if none was given.
+std::string onnx_only_flag_given(const std::string& family, const std::vector<CLI::Option*>& onnx_only) {
+  if (family == "onnx") return "";
+  for (const CLI::Option* option : onnx_only) {
+    if (option->count() > 0) {
+      return option->get_name() + " is an ONNX QuantizeLinear/DequantizeLinear attribute; --operator " + family +
+             " has no such attribute";
+    }
+  }
+  return "";
+}
 
 // The flags quantize and roundtrip share. Axis is read into a plain int64 and marked "given" after
 // parsing from the option's count, which keeps "unset" (ONNX default 1) apart from "--axis 1".
 Handles add_quantize_flags(CLI::App* command, qdq::tools::QuantizeOptions& o, int64_t& axis) {
   Handles h;
-  command->add_option("--type,-t", o.type, "Quantized type T")->required()->check(type_name(kQuantizedTypes));
+  add_operator_flag(command, o.family);
+  command->add_option("--type,-t", o.type, "Quantized type T")
+      ->required()
+      ->check(type_name(with_extended_types(kQuantizedTypes)));
   h.scale = command->add_option("--scale,-s", o.scale, "Scale: a number (0-D float32) or a .npy file");
   CLI::Option* zp = command->add_option("--zero-point,-z", o.zero_point, "Zero point: a number (0-D of T) or a .npy file");
   h.calibrate = command
@@ -93,10 +138,13 @@ Handles add_quantize_flags(CLI::App* command, qdq::tools::QuantizeOptions& o, in
   h.axis = command->add_option("--axis,-a", axis, "ONNX axis attribute (default 1)");
   CLI::Option* block = command->add_option("--block-size,-b", o.block_size, "ONNX block_size attribute (0 = not blocked)")
                            ->check(CLI::NonNegativeNumber);
-  command->add_option("--saturate", o.saturate, "ONNX saturate attribute (float8 outputs)")->check(CLI::Range(0, 1));
-  command->add_option("--opset", o.opset, "ai.onnx opset the operator is taken from (10..28)");
-  command->add_option("--precision", o.precision, "ONNX precision attribute: division in float32, float16 or bfloat16")
-      ->check(type_name(kRealTypes));
+  h.onnx_only.push_back(block);
+  h.onnx_only.push_back(
+      command->add_option("--saturate", o.saturate, "ONNX saturate attribute (float8 outputs)")->check(CLI::Range(0, 1)));
+  h.onnx_only.push_back(command->add_option("--opset", o.opset, "ai.onnx opset the operator is taken from (10..28)"));
+  h.onnx_only.push_back(
+      command->add_option("--precision", o.precision, "ONNX precision attribute: division in float32, float16 or bfloat16")
+          ->check(type_name(kRealTypes)));
   command
       ->add_option("--input-type", o.input_type,
                    "Type of x when the file holds codes: bfloat16 (uint16 codes or ml_dtypes '<V2')")
@@ -109,7 +157,7 @@ Handles add_quantize_flags(CLI::App* command, qdq::tools::QuantizeOptions& o, in
   zp->excludes(h.calibrate);
   scale_type->excludes(h.calibrate);
   per_axis->needs(h.calibrate)->needs(h.axis)->excludes(block);
-  command->footer(std::string(kQuantizeFooter) + kStorageNote);
+  command->footer(std::string(kQuantizeFooter) + kOperatorFooter + kStorageNote);
   return h;
 }
 
@@ -134,7 +182,8 @@ int run(int argc, char** argv) {
 
   qdq::tools::QuantizeOptions quantize_options;
   int64_t quantize_axis = 1;
-  CLI::App* quantize = app.add_subcommand("quantize", "ONNX QuantizeLinear of a .npy tensor: IN.npy -> OUT.npy");
+  CLI::App* quantize = app.add_subcommand(
+      "quantize", "QuantizeLinear of a .npy tensor: IN.npy -> OUT.npy (ONNX, or --operator extended|elementwise)");
   quantize->add_option("IN", quantize_options.input, "x: float32, float16, int32 (or bfloat16 codes) .npy")->required();
   quantize->add_option("OUT", quantize_options.output, "y: the quantized .npy to write")->required();
   const Handles quantize_handles = add_quantize_flags(quantize, quantize_options, quantize_axis);
@@ -151,29 +200,35 @@ int run(int argc, char** argv) {
 
   qdq::tools::DequantizeOptions dq;
   int64_t dequantize_axis = 1;
-  CLI::App* dequantize = app.add_subcommand("dequantize", "ONNX DequantizeLinear of a .npy tensor: IN.npy -> OUT.npy");
+  CLI::App* dequantize = app.add_subcommand(
+      "dequantize", "DequantizeLinear of a .npy tensor: IN.npy -> OUT.npy (ONNX, or --operator extended|elementwise)");
+  add_operator_flag(dequantize, dq.family);
+  std::vector<CLI::Option*> dequantize_onnx_only;
   dequantize->add_option("IN", dq.input, "x: int8/uint8/int16/uint16/int32 .npy, or codes with --type")->required();
   dequantize->add_option("OUT", dq.output, "y: the dequantized .npy to write")->required();
   dequantize->add_option("--scale,-s", dq.scale, "Scale: a number (0-D float32) or a .npy file")->required();
   dequantize->add_option("--zero-point,-z", dq.zero_point, "Zero point: a number (0-D of x's type) or a .npy file");
-  std::vector<ElementType> dequantize_types = kQuantizedTypes;
-  dequantize_types.push_back(ElementType::kInt32);
+  std::vector<ElementType> dequantize_types = with_extended_types(kQuantizedTypes);
   dequantize
       ->add_option("--type,-t", dq.type,
                    "Type of x; required when the file holds codes (uint8, or ml_dtypes' '<V1'/'<f1': 4-bit, 2-bit, float8, float4)")
       ->check(type_name(dequantize_types));
-  dequantize->add_option("--output-type", dq.output_type, "ONNX output_dtype (opset >= 23); default: the scale's type")
+  CLI::Option* dequantize_output_type = dequantize->add_option(
+      "--output-type", dq.output_type,
+      "ONNX output_dtype (opset >= 23), or elementwise's output type; default: the scale's type")
       ->check(type_name(kRealTypes));
   CLI::Option* dequantize_axis_option = dequantize->add_option("--axis,-a", dequantize_axis, "ONNX axis attribute (default 1)");
-  dequantize->add_option("--block-size,-b", dq.block_size, "ONNX block_size attribute (0 = not blocked)")
-      ->check(CLI::NonNegativeNumber);
-  dequantize->add_option("--opset", dq.opset, "ai.onnx opset the operator is taken from (10..28)");
+  dequantize_onnx_only.push_back(
+      dequantize->add_option("--block-size,-b", dq.block_size, "ONNX block_size attribute (0 = not blocked)")
+          ->check(CLI::NonNegativeNumber));
+  dequantize_onnx_only.push_back(
+      dequantize->add_option("--opset", dq.opset, "ai.onnx opset the operator is taken from (10..28)"));
   dequantize->add_option("--scale-type", dq.scale_type, "Type of a scale file holding codes (bfloat16, float8_e8m0fnu)")
       ->check(type_name({ElementType::kFloat32, ElementType::kFloat16, ElementType::kBfloat16, ElementType::kFloat8E8M0}));
   dequantize->footer(
       std::string("\nS and Z are numbers or .npy files; granularity follows the scale's shape as in ONNX (see\n"
                   "'qdq quantize --help'). The output is float32 unless the scale or --output-type says otherwise.\n") +
-      kStorageNote);
+      kOperatorFooter + kStorageNote);
 
   qdq::tools::BenchOptions bench_options;
   CLI::App* bench = app.add_subcommand(
@@ -209,6 +264,17 @@ int run(int argc, char** argv) {
       return usage_error("one of --scale or --calibrate is required", name);
     }
     if (h.axis->count() > 0) o.axis = quantize->parsed() ? quantize_axis : roundtrip_axis;
+    if (const std::string error = onnx_only_flag_given(o.family, h.onnx_only); !error.empty()) {
+      return usage_error(error, name);
+    }
+  }
+  if (dequantize->parsed()) {
+    if (const std::string error = onnx_only_flag_given(dq.family, dequantize_onnx_only); !error.empty()) {
+      return usage_error(error, " dequantize");
+    }
+    if (dq.family == "extended" && dequantize_output_type->count() > 0) {
+      return usage_error("--output-type: ExtendedDequantizeLinear always produces float32", " dequantize");
+    }
   }
   if (dequantize->parsed() && dequantize_axis_option->count() > 0) dq.axis = dequantize_axis;
 

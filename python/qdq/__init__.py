@@ -93,13 +93,74 @@ def _as_array(value: Any, role: str, python_int_code: int) -> np.ndarray:
     if isinstance(value, bool):
         raise QdqError(f"input '{role}' is a bool; expected a number or an array")
     if isinstance(value, int):
-        return np.asarray(value).astype(dtype_from_code(python_int_code))
+        return _python_int_as(value, dtype_from_code(python_int_code), role)
     if isinstance(value, float):
-        return np.asarray(value, dtype=np.float32)
+        return _python_float_as_float32(value, role)
     try:
         return np.asarray(value)
     except Exception as error:  # noqa: BLE001 - any conversion failure is a user input error
         raise QdqError(f"input '{role}' cannot be converted to an array: {error}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Argument checks at the Python boundary. Nothing reaches _qdq that it could wrap, truncate or
+# coerce (its int64 parameters would take 1.7 as 1 and wrap a Python int into uint8), and every
+# refusal is a QdqError naming the public argument, never a TypeError or OverflowError showing
+# _qdq's private signature.
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _python_int_as(value: int, dtype: np.dtype, role: str) -> np.ndarray:
+    """A 0-D array of `dtype` holding exactly `value`, or a QdqError naming the value and type."""
+    try:
+        limits = ml_dtypes.iinfo(dtype)
+    except ValueError:  # a float type: the value must survive the conversion unchanged
+        try:
+            with np.errstate(all="ignore"):  # overflow to inf or NaN is caught by the comparison
+                converted = np.asarray(float(value)).astype(dtype)
+            exact = float(converted) == value
+        except OverflowError:
+            exact = False
+        if not exact:
+            raise QdqError(f"input '{role}' is {value}, which {dtype.name} cannot represent exactly") from None
+        return converted
+    if not int(limits.min) <= value <= int(limits.max):
+        raise QdqError(
+            f"input '{role}' is {value}, outside the range of {dtype.name} [{int(limits.min)}, {int(limits.max)}]"
+        )
+    return np.asarray(value).astype(dtype)
+
+
+def _python_float_as_float32(value: float, role: str) -> np.ndarray:
+    """A 0-D float32 array; a finite value beyond float32's range is refused, not made infinite."""
+    with np.errstate(over="ignore"):
+        converted = np.asarray(value, dtype=np.float32)
+    if np.isinf(converted) and np.isfinite(value):
+        raise QdqError(f"input '{role}' is {value!r}, outside the range of float32")
+    return converted
+
+
+def _attribute(value: Any, name: str) -> int:
+    """An integer attribute as a Python int in the int64 range; bool, float, str, ... are refused."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise QdqError(f"attribute '{name}' is {value!r} ({type(value).__name__}); it must be an integer")
+    value = int(value)
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise QdqError(f"attribute '{name}' is {value}, outside the int64 range [{_INT64_MIN}, {_INT64_MAX}]")
+    return value
+
+
+def _type_attribute(value: DTypeLike, name: str) -> int:
+    """A TensorProto code from a dtype-like attribute (output_dtype, precision), naming it on error."""
+    if isinstance(value, (bool, np.bool_, float, np.floating)):
+        raise QdqError(f"attribute '{name}' is {value!r} ({type(value).__name__}); it must be a dtype or a code")
+    if isinstance(value, (int, np.integer)):
+        return _attribute(value, name)
+    try:
+        return code_from_dtype(value)
+    except QdqError as error:
+        raise QdqError(f"attribute '{name}': {error}") from None
 
 
 def _tensor(value: Any, role: str, python_int_code: int = _UINT8):
@@ -176,21 +237,21 @@ def quantize_linear(
     Raises:
         QdqError: an input or attribute breaks the operator's rule (the message says which).
     """
-    out_code = code_from_dtype(output_dtype)
+    out_code = _type_attribute(output_dtype, "output_dtype")
     xt = _tensor(x, "x")
     st = _tensor(y_scale, "y_scale")
-    zt = _optional_tensor(y_zero_point, "y_zero_point", out_code or _UINT8)
+    zt = _optional_tensor(y_zero_point, "y_zero_point", out_code if out_code in _DTYPE_BY_CODE else _UINT8)
     return _result(
         _qdq.quantize_linear(
             *xt,
             *st,
             zt,
-            int(axis),
-            int(block_size),
-            int(saturate),
+            _attribute(axis, "axis"),
+            _attribute(block_size, "block_size"),
+            _attribute(saturate, "saturate"),
             out_code,
-            code_from_dtype(precision),
-            int(opset),
+            _type_attribute(precision, "precision"),
+            _attribute(opset, "opset"),
             _out_tensor(out, xt[1], ("x", xt), ("y_scale", st), ("y_zero_point", zt)),
         ),
         xt[1],
@@ -232,10 +293,10 @@ def dequantize_linear(
             *xt,
             *st,
             zt,
-            int(axis),
-            int(block_size),
-            code_from_dtype(output_dtype),
-            int(opset),
+            _attribute(axis, "axis"),
+            _attribute(block_size, "block_size"),
+            _type_attribute(output_dtype, "output_dtype"),
+            _attribute(opset, "opset"),
             _out_tensor(out, xt[1], ("x", xt), ("x_scale", st), ("x_zero_point", zt)),
         ),
         xt[1],
@@ -261,7 +322,11 @@ def extended_quantize_linear(
     zt = _optional_tensor(y_zero_point, "y_zero_point", _UINT8)
     return _result(
         _qdq.extended_quantize_linear(
-            *xt, *st, zt, int(axis), _out_tensor(out, xt[1], ("x", xt), ("y_scale", st), ("y_zero_point", zt))
+            *xt,
+            *st,
+            zt,
+            _attribute(axis, "axis"),
+            _out_tensor(out, xt[1], ("x", xt), ("y_scale", st), ("y_zero_point", zt)),
         ),
         xt[1],
         out,
@@ -281,7 +346,11 @@ def extended_dequantize_linear(
     zt = _optional_tensor(x_zero_point, "x_zero_point", xt[0])
     return _result(
         _qdq.extended_dequantize_linear(
-            *xt, *st, zt, int(axis), _out_tensor(out, xt[1], ("x", xt), ("x_scale", st), ("x_zero_point", zt))
+            *xt,
+            *st,
+            zt,
+            _attribute(axis, "axis"),
+            _out_tensor(out, xt[1], ("x", xt), ("x_scale", st), ("x_zero_point", zt)),
         ),
         xt[1],
         out,
@@ -331,7 +400,7 @@ def elementwise_dequantize_linear(
             *xt,
             *st,
             zt,
-            code_from_dtype(output_dtype),
+            _type_attribute(output_dtype, "output_dtype"),
             _out_tensor(out, xt[1], ("x", xt), ("scale", st), ("zero_point", zt)),
         ),
         xt[1],

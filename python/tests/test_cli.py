@@ -218,7 +218,7 @@ def test_quantize_matches_python(tmp_path, case):
     expected = qdq.quantize_linear(x, scale, zp, **kwargs)
     stored = np.load(tmp_path / "y.npy")
     if dtype.name not in NATIVE:
-        assert stored.dtype == np.uint8  # one code per element
+        assert stored.dtype == np.dtype("V1")  # one code per element, raw bytes as ml_dtypes saves them
     else:
         assert stored.dtype == dtype
     got = stored.view(dtype)
@@ -373,14 +373,14 @@ def test_dequantize_matches_python(tmp_path, case):
     expected = qdq.dequantize_linear(x, scale, zp, **kwargs)
     stored = np.load(tmp_path / "y.npy")
     if output_type == "bfloat16":
-        assert stored.dtype == np.uint16  # bfloat16 codes
+        assert stored.dtype == np.dtype("V2")  # bfloat16 codes, as ml_dtypes saves them
     got = stored.view(out_dtype)
     assert got.shape == expected.shape and expected.dtype == out_dtype
     np.testing.assert_array_equal(codes(got), codes(expected))
 
 
 def test_quantize_then_dequantize_files_chain(tmp_path):
-    # The quantize output (uint8 codes) feeds dequantize directly when --type is named.
+    # The quantize output ('|V1' codes) feeds dequantize directly when --type is named.
     x = sample((4, 32))
     run("quantize", save(tmp_path / "x.npy", x), tmp_path / "q.npy", "-t", "float4_e2m1fn", "--calibrate", "minmax",
         "-b", 16)
@@ -723,3 +723,123 @@ def test_dequantize_errors(tmp_path):
               save(tmp_path / "s5.npy", np.ones(5, np.float32)), "-a", 1)
     run_error("dequantize", tmp_path / "u8.npy", y, "-s", 1, "--output-type", "float16", "--opset", 21)
     assert not y.exists()
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 13, finding 5: a round trip through files never changes meaning, and every operator family
+# the help names runs.
+
+
+def test_round_trip_without_type_is_refused_not_reinterpreted(tmp_path):
+    # quantize --type int4 used to write uint8 codes that dequantize, given no --type, read as
+    # uint8: exit 0 and 5.035 where -1.162 is right. The codes are raw bytes now, which say no type.
+    rng = np.random.default_rng(RNG_SEED + 13)
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    scale = np.full((2, 2), 0.16, np.float32)
+    x[0, 0] = -1.162
+    run("quantize", save(tmp_path / "x.npy", x), tmp_path / "y.npy", "--type", "int4", "--scale",
+        save(tmp_path / "s.npy", scale), "--axis", 1, "--block-size", 32)
+    assert np.load(tmp_path / "y.npy").dtype == np.dtype("V1")
+    line = run_error("dequantize", tmp_path / "y.npy", tmp_path / "o.npy", "--scale", tmp_path / "s.npy", "--axis", 1,
+                     "--block-size", 32)
+    assert "--type" in line and "'|V1'" in line
+    assert not (tmp_path / "o.npy").exists()
+    run("dequantize", tmp_path / "y.npy", tmp_path / "o.npy", "--type", "int4", "--scale", tmp_path / "s.npy",
+        "--axis", 1, "--block-size", 32)
+    expected = qdq.dequantize_linear(qdq.quantize_linear(x, scale, axis=1, block_size=32, output_dtype=ml_dtypes.int4),
+                                     scale, axis=1, block_size=32)
+    restored = np.load(tmp_path / "o.npy")
+    np.testing.assert_array_equal(restored, expected)
+    assert abs(restored[0, 0] - -1.162) < 0.08  # within half a step of x, not the uint8 reading 5.035
+
+
+@pytest.mark.parametrize("type_name", ["uint4", "int2", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn"])
+def test_code_outputs_are_raw_bytes_and_need_a_type(tmp_path, type_name):
+    x = sample((3, 5))
+    run("quantize", save(tmp_path / "x.npy", x), tmp_path / "y.npy", "-t", type_name, "-s", "0.5")
+    stored = np.load(tmp_path / "y.npy")
+    assert stored.dtype == np.dtype("V1")
+    np.testing.assert_array_equal(codes(stored.view(DTYPES[type_name])),
+                                  codes(qdq.quantize_linear(x, np.float32(0.5), output_dtype=DTYPES[type_name])))
+    assert "--type" in run_error("dequantize", tmp_path / "y.npy", tmp_path / "o.npy", "-s", "0.5")
+    # The scale and zero point a calibration writes beside the output are read back the same way.
+    run("quantize", tmp_path / "x.npy", tmp_path / "q.npy", "-t", type_name, "--calibrate", "symmetric")
+    run("dequantize", tmp_path / "q.npy", tmp_path / "d.npy", "-t", type_name, "-s", tmp_path / "q.scale.npy", "-z",
+        tmp_path / "q.zero_point.npy")
+
+
+def test_help_names_and_documents_every_operator_family():
+    for command in ("quantize", "dequantize", "roundtrip"):
+        text = run(command, "--help").stdout
+        assert "--operator" in text and "extended" in text and "elementwise" in text
+
+
+@pytest.mark.parametrize("type_name", ["uint8", "int8", "int16", "uint16", "int32", "uint32", "float16", "bfloat16"])
+def test_operator_extended_matches_python(tmp_path, type_name):
+    dtype = np.dtype(getattr(ml_dtypes, type_name, None) or type_name)
+    rng = np.random.default_rng(RNG_SEED + 3)
+    x = sample((4, 6), spread=40.0)
+    scale = rng.uniform(0.05, 0.5, 6).astype(np.float32)
+    zp = np.zeros(6, dtype) if type_name in ("float16", "bfloat16") else (np.arange(6) % 3).astype(dtype)
+    run("quantize", "--operator", "extended", save(tmp_path / "x.npy", x), tmp_path / "y.npy", "-t", type_name,
+        "-s", save(tmp_path / "s.npy", scale), "-z", save(tmp_path / "z.npy", zp), "-a", 1)
+    expected = qdq.extended_quantize_linear(x, scale, zp, axis=1)
+    stored = np.load(tmp_path / "y.npy")
+    got = stored if type_name in NATIVE else stored.view(dtype)
+    np.testing.assert_array_equal(codes(got), codes(expected))
+    # bfloat16 travels as '<V2', which can only be bfloat16: dequantize needs no --type for it.
+    run("dequantize", "--operator", "extended", tmp_path / "y.npy", tmp_path / "d.npy", "-s", tmp_path / "s.npy", "-z",
+        tmp_path / "z.npy", "-a", 1)
+    np.testing.assert_array_equal(np.load(tmp_path / "d.npy"), qdq.extended_dequantize_linear(expected, scale, zp, axis=1))
+    # Without a zero point the output type is --type's (Quark takes it from the zero point).
+    run("quantize", "--operator", "extended", tmp_path / "x.npy", tmp_path / "y0.npy", "-t", type_name, "-s", "0.25")
+    got0 = np.load(tmp_path / "y0.npy")
+    expected0 = qdq.extended_quantize_linear(x, np.float32(0.25), np.zeros((), dtype))
+    np.testing.assert_array_equal(codes(got0 if type_name in NATIVE else got0.view(dtype)), codes(expected0))
+
+
+def test_operator_elementwise_matches_python(tmp_path):
+    rng = np.random.default_rng(RNG_SEED + 5)
+    x = sample((3, 4, 5), spread=5.0)
+    scale = rng.uniform(0.02, 0.3, (1, 4, 1)).astype(np.float32)
+    zp = rng.integers(-20, 20, (3, 1, 5)).astype(np.int8)
+    # DirectML broadcasts: the scale and zero point shapes differ from each other and from x's.
+    run("quantize", "--operator", "elementwise", save(tmp_path / "x.npy", x), tmp_path / "y.npy", "-t", "int8",
+        "-s", save(tmp_path / "s.npy", scale), "-z", save(tmp_path / "z.npy", zp))
+    expected = qdq.elementwise_quantize_linear(x, scale, zp)
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), expected)
+    run("dequantize", "--operator", "elementwise", tmp_path / "y.npy", tmp_path / "d.npy", "-s", tmp_path / "s.npy",
+        "-z", tmp_path / "z.npy")
+    np.testing.assert_array_equal(np.load(tmp_path / "d.npy"), qdq.elementwise_dequantize_linear(expected, scale, zp))
+    # A number is one value broadcast everywhere; a 1-D file lies along --axis.
+    run("quantize", "--operator", "elementwise", tmp_path / "x.npy", tmp_path / "n.npy", "-t", "uint8", "-s", "0.1",
+        "-z", 7)
+    np.testing.assert_array_equal(np.load(tmp_path / "n.npy"),
+                                  qdq.elementwise_quantize_linear(x, np.full((1, 1, 1), 0.1, np.float32),
+                                                                  np.full((1, 1, 1), 7, np.uint8)))
+    run("quantize", "--operator", "elementwise", tmp_path / "x.npy", tmp_path / "a.npy", "-t", "uint8", "-s",
+        save(tmp_path / "s1.npy", scale.reshape(4)), "-a", 1)
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), qdq.elementwise_quantize_linear(x, scale))
+    out = run("roundtrip", "--operator", "elementwise", tmp_path / "x.npy", "-t", "int8", "-s",
+              tmp_path / "s.npy").stdout
+    assert "SQNR" in out
+
+
+@pytest.mark.parametrize("operator", ["extended", "elementwise"])
+@pytest.mark.parametrize("flag", [["--block-size", 4], ["--saturate", 0], ["--opset", 21], ["--precision", "float16"]])
+def test_onnx_only_attributes_are_refused_elsewhere(tmp_path, operator, flag):
+    x = save(tmp_path / "x.npy", sample((2, 8)))
+    line = run_error("quantize", "--operator", operator, x, tmp_path / "y.npy", "-t", "uint8", "-s", 1, *flag,
+                     expect=2)
+    assert flag[0] in line and operator in line
+    if flag[0] in ("--block-size", "--opset"):
+        u8 = save(tmp_path / "u8.npy", np.zeros((2, 8), np.uint8))
+        assert flag[0] in run_error("dequantize", "--operator", operator, u8, tmp_path / "d.npy", "-s", 1, *flag,
+                                    expect=2)
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_extended_dequantize_refuses_output_type(tmp_path):
+    u8 = save(tmp_path / "u8.npy", np.zeros(4, np.uint8))
+    assert "float32" in run_error("dequantize", "--operator", "extended", u8, tmp_path / "d.npy", "-s", 1,
+                                  "--output-type", "float16", expect=2)

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Fuzzing: builds the libFuzzer targets in fuzz/ with clang under AddressSanitizer +
+# UndefinedBehaviorSanitizer (build dir build-fuzz) and runs each for a bounded time, starting from
+# its committed seed corpus (fuzz/corpus/<target>/, never modified here; new inputs go to
+# build-fuzz/corpus/<target>/). Then the atheris target over the Python package, if the package is
+# installed in .venv. Any finding (a sanitizer report, a crash, a kernel/reference mismatch, an
+# exception other than QdqError) fails the script; its reproducer is saved under
+# build-fuzz/findings/<target>/ and the command that replays it is printed.
+#
+# Usage: scripts/fuzz.sh [SECONDS]   seconds for the C ABI target (default $QDQ_FUZZ_SECONDS or 280);
+#                                    the Python target gets a quarter of it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-${QDQ_FUZZ_SECONDS:-280}}"
+python_seconds=$((seconds / 4))
+
+# clang and its runtime libraries (libFuzzer, ASan, UBSan), installed only if missing.
+missing=()
+for package in clang libclang-rt-14-dev; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# -O1 with line tables only: the usual fuzzing build, and it compiles the SIMD kernels (one
+# translation unit holding every Highway target) several times faster than -O2 -g under the
+# sanitizers. Highway targets this CPU cannot run are not compiled: the fuzzer runs every target
+# the CPU supports, so an AVX-512 copy of the kernels would only cost build time here.
+flags="-O1 -gline-tables-only -DNDEBUG"
+if ! grep -qw avx512f /proc/cpuinfo; then
+  flags+=" -DHWY_DISABLED_TARGETS=0x180"  # HWY_AVX3 | HWY_AVX3_DL (hwy/detect_targets.h)
+fi
+build=build-fuzz
+start=$SECONDS
+CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$flags" \
+  -DQDQ_SANITIZE=ON -DQDQ_BUILD_FUZZERS=ON -DQDQ_BUILD_TESTS=OFF -DQDQ_BUILD_TOOLS=OFF \
+  -DQDQ_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build "$build" -j2 --target qdq_fuzz_c_api >/dev/null
+echo "fuzz: built in $((SECONDS - start)) s"
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# run_target NAME COMMAND...: runs a fuzzer whose artifacts go to $build/findings/NAME/.
+run_target() {
+  local name=$1
+  shift
+  local findings="$build/findings/$name" corpus="$build/corpus/$name" log="$build/fuzz-$name.log"
+  mkdir -p "$findings" "$corpus"
+  local begin=$SECONDS status=0
+  "$@" -artifact_prefix="$findings/" -print_final_stats=1 "$corpus" "fuzz/corpus/$name" >"$log" 2>&1 || status=$?
+  local executions
+  executions=$(grep -o 'number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+  echo "fuzz: $name: ${executions:-?} executions in $((SECONDS - begin)) s, exit $status"
+  if ((status != 0)) || ls "$findings" | grep -q .; then
+    tail -n 60 "$log"
+    echo "fuzz: FINDING in $name; reproducer(s):"
+    for artifact in "$findings"/*; do
+      echo "  $artifact   (replay: $* $artifact)"
+    done
+    return 1
+  fi
+}
+
+failed=0
+run_target c_api "$build/fuzz/qdq_fuzz_c_api" -max_total_time="$seconds" -max_len=2048 -timeout=20 \
+  -rss_limit_mb=2048 || failed=1
+
+# atheris (a wheel on PyPI for this Python) goes into the venv scripts/test.sh made, if missing.
+if [ -x .venv/bin/python ] && ! .venv/bin/python -c "import atheris" 2>/dev/null; then
+  .venv/bin/python -m pip install -q atheris || echo "fuzz: could not install atheris"
+fi
+if [ -x .venv/bin/python ] && .venv/bin/python -c "import qdq, atheris" 2>/dev/null; then
+  run_target python_api .venv/bin/python fuzz/python_api_fuzzer.py -max_total_time="$python_seconds" \
+    -max_len=512 -timeout=20 || failed=1
+else
+  echo "fuzz: python_api skipped (.venv lacks qdq or atheris; scripts/test.sh installs both)"
+fi
+echo "fuzz: total $((SECONDS - start)) s"
+exit $failed
