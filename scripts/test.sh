@@ -23,3 +23,6 @@ venv=.venv
 "$venv/bin/python" -m pip install -q ".[test]"
 # pytest exits 5 when it collects nothing; that is a failure here too.
 "$venv/bin/python" -m pytest -q python/tests
+
+echo "== Consumer projects (find_package, add_subdirectory, pkg-config C) against cmake --install"
+bash scripts/consumer-test.sh build
