@@ -259,3 +259,49 @@ def test_import_from_inside_the_source_package_directory():
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [qdq.__version__, "[1,", "2]", "True"]
+
+
+# ----------------------------------------------------------------------------- ORT header fetch
+
+
+FETCH_SCRIPT = REPO / "cmake" / "fetch_ort_headers.py"
+HEADER_MEMBER = "quark/onnx/operators/custom_ops/include/onnxruntime/core/session/onnxruntime_c_api.h"
+
+
+def _local_quark_wheel(directory: pathlib.Path, header_text: str) -> None:
+    """A stand-in amd-quark 0.13 wheel holding only the header, for an offline wheelhouse."""
+    import zipfile
+
+    name = "amd_quark-0.13"
+    with zipfile.ZipFile(directory / f"{name}-py3-none-any.whl", "w") as wheel:
+        wheel.writestr(f"{name}.dist-info/METADATA", "Metadata-Version: 2.1\nName: amd-quark\nVersion: 0.13\n")
+        wheel.writestr(f"{name}.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        wheel.writestr(f"{name}.dist-info/RECORD", "")
+        wheel.writestr(HEADER_MEMBER, header_text)
+
+
+def _fetch(destination: pathlib.Path, **pip_env) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(pip_env)
+    return subprocess.run([sys.executable, str(FETCH_SCRIPT), str(destination)], env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_ort_header_fetch_honours_pip_offline_configuration(tmp_path):
+    # PIP_NO_INDEX + PIP_FIND_LINKS: pip's own offline setup; the fetch must use it, not PyPI.
+    wheelhouse = tmp_path / "wheelhouse"
+    wheelhouse.mkdir()
+    _local_quark_wheel(wheelhouse, "/* the offline copy */\n")
+    result = _fetch(tmp_path / "headers", PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheelhouse))
+    assert result.returncode == 0, result.stderr
+    assert pathlib.Path(result.stdout.strip()) == (tmp_path / "headers").resolve()
+    assert (tmp_path / "headers" / "onnxruntime_c_api.h").read_text() == "/* the offline copy */\n"
+
+
+def test_ort_header_fetch_offline_without_the_wheel_says_what_to_do(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = _fetch(tmp_path / "headers", PIP_NO_INDEX="1", PIP_FIND_LINKS=str(empty))
+    assert result.returncode == 1
+    assert "PIP_FIND_LINKS" in result.stderr and "QDQ_ORT_INCLUDE_DIR" in result.stderr
+    assert not (tmp_path / "headers" / "onnxruntime_c_api.h").exists()
