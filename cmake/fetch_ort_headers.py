@@ -4,10 +4,15 @@ The onnxruntime wheel ships no headers; the amd-quark wheel (MIT, PyPI) carries 
 1.17's, which the C API's ABI stability lets a library built against them load into any newer
 ONNX Runtime. The header is downloaded at build time with pip and never committed.
 
+The download runs with the caller's environment and pip configuration (PIP_INDEX_URL,
+PIP_EXTRA_INDEX_URL, PIP_FIND_LINKS, PIP_NO_INDEX, pip.conf, proxies), so an index mirror or a
+local wheel directory is used as for any other package. Offline, point PIP_FIND_LINKS at a
+directory holding the amd-quark wheel, or skip this script: set QDQ_ORT_INCLUDE_DIR (a CMake
+variable or an environment variable) to a directory containing onnxruntime_c_api.h.
+
 Usage: python fetch_ort_headers.py DESTINATION_DIR   (prints the include directory)
 """
 
-import os
 import pathlib
 import subprocess
 import sys
@@ -18,22 +23,20 @@ WHEEL = "amd-quark==0.13"
 MEMBER_SUFFIX = "onnxruntime/core/session/onnxruntime_c_api.h"
 
 
-def pip_environment() -> dict:
-    # Inside pip's isolated build, PIP_* variables (no index, no network for builds) are inherited;
-    # this download is an ordinary registry fetch, so they are dropped.
-    return {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
-
-
 def main() -> int:
     destination = pathlib.Path(sys.argv[1]).resolve()
     header = destination / "onnxruntime_c_api.h"
     if not header.exists():
         destination.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory() as download:
-            command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", download, WHEEL]
-            result = subprocess.run(command, capture_output=True, text=True, env=pip_environment())
+            command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet", "-d", download, WHEEL]
+            result = subprocess.run(command, capture_output=True, text=True)
             if result.returncode != 0:
-                sys.stderr.write(f"fetch_ort_headers: {' '.join(command)} failed:\n{result.stdout}{result.stderr}")
+                sys.stderr.write(
+                    f"fetch_ort_headers: {' '.join(command)} failed:\n{result.stdout}{result.stderr}"
+                    "(offline: set PIP_FIND_LINKS to a directory with that wheel, or QDQ_ORT_INCLUDE_DIR to a"
+                    " directory containing onnxruntime_c_api.h)\n"
+                )
                 return 1
             wheel = next(pathlib.Path(download).glob("*.whl"))
             with zipfile.ZipFile(wheel) as archive:

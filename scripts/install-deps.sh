@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages qdq builds with, only those that are missing (idempotent).
 set -euo pipefail
-packages=(cmake g++ make libgtest-dev libhwy-dev libcli11-dev libbenchmark-dev python3-venv)
+packages=(cmake g++ make pkgconf libgtest-dev libhwy-dev libcli11-dev libbenchmark-dev python3-venv)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -34,6 +34,9 @@ requirements=python/requirements-test.txt
 "$venv/bin/python" -m pip install -q --no-build-isolation -c "$requirements" .
 "$venv/bin/python" -m pytest -q python/tests
 
+echo "== Consumer projects (find_package, add_subdirectory, pkg-config C) against cmake --install"
+bash scripts/consumer-test.sh build-test
+
 echo "== Fuzz (libFuzzer, ASan+UBSan)"
 bash scripts/fuzz.sh
 

@@ -175,6 +175,8 @@ void qdq_dequantize_attributes_init(qdq_dequantize_attributes* attributes) {
   if (attributes != nullptr) *attributes = qdq_dequantize_attributes{1, 0, 0, 25};
 }
 
+const char* qdq_version(void) { return QDQ_VERSION_STRING; }
+
 const char* qdq_last_error(void) { return g_last_error.c_str(); }
 
 qdq_status_code qdq_quantize_linear_output_type(const qdq_tensor* x, const qdq_tensor* y_scale,

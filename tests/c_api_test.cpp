@@ -53,6 +53,15 @@ void succeed_once() {
 
 // The ONNX backend test `test_quantizelinear`, by hand: 3/2 = 1.5 rounds to 2 (even), 1000/2 + 128
 // saturates to 255, -1000/2 + 128 to 0.
+// The library's version string, the header's macros and CMake's project() version are one value.
+TEST(CApiVersion, MatchesHeaderMacros) {
+  const std::string expected = std::to_string(QDQ_VERSION_MAJOR) + "." + std::to_string(QDQ_VERSION_MINOR) + "." +
+                               std::to_string(QDQ_VERSION_PATCH);
+  EXPECT_EQ(std::string(qdq_version()), expected);
+  EXPECT_STREQ(qdq_version(), QDQ_VERSION_STRING);
+  EXPECT_EQ(QDQ_VERSION, QDQ_MAKE_VERSION(QDQ_VERSION_MAJOR, QDQ_VERSION_MINOR, QDQ_VERSION_PATCH));
+}
+
 TEST(CApiQuantize, HandComputedUint8) {
   const std::vector<float> x = {0, 2, 3, 1000, -254, -1000};
   const std::vector<int64_t> shape = {6};

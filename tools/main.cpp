@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "demo.h"
 #include "qdq/element_type.h"
+#include "qdq/qdq.h"
 
 namespace {
 
@@ -175,6 +176,8 @@ int run(int argc, char** argv) {
   // Named explicitly so that usage lines say "qdq", not the path the binary was run from.
   CLI::App app{"qdq: exact linear quantization and dequantization (ONNX Q/DQ 10-25, Quark, DirectML)", "qdq"};
   app.require_subcommand(1);
+  // The loaded library's version (the same as the header's in this statically linked tool).
+  app.set_version_flag("--version", std::string("qdq ") + qdq_version(), "Print the version and exit");
   app.footer(kStorageNote);
 
   CLI::App* demo = app.add_subcommand(
@@ -248,6 +251,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::string command;

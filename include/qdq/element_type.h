@@ -11,6 +11,8 @@
 #include <span>
 #include <string_view>
 
+#include "qdq/export.h"
+
 namespace qdq {
 
 // Values are ONNX TensorProto.DataType codes, so a code read from a model or passed through the
@@ -140,7 +142,7 @@ constexpr std::optional<ElementType> element_type_from_code(int64_t code) {
 
 // Accepts the ml_dtypes name ("float8_e4m3fn"), the ONNX name ("FLOAT8E4M3FN", any case) and the
 // short aliases "float", "half", "bf16".
-std::optional<ElementType> element_type_from_name(std::string_view name);
+QDQ_API std::optional<ElementType> element_type_from_name(std::string_view name);
 
 // "float8_e4m3fn"; "code 99" style text is produced by callers for unknown values.
 constexpr std::string_view name(ElementType type) {

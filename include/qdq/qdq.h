@@ -11,14 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qdq/export.h"
+#include "qdq/version.h"
+
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#if defined(_WIN32)
-#define QDQ_API __declspec(dllexport)
-#else
-#define QDQ_API __attribute__((visibility("default")))
 #endif
 
 typedef enum qdq_status_code {
@@ -59,6 +56,10 @@ typedef struct qdq_dequantize_attributes {
 
 QDQ_API void qdq_quantize_attributes_init(qdq_quantize_attributes* attributes);
 QDQ_API void qdq_dequantize_attributes_init(qdq_dequantize_attributes* attributes);
+
+/* The library's version, "MAJOR.MINOR.PATCH". It can differ from QDQ_VERSION_STRING, the version of
+ * the header a program was compiled against, when a newer libqdq.so is loaded. */
+QDQ_API const char* qdq_version(void);
 
 /* The message of the calling thread's last failed call ("" if none). */
 QDQ_API const char* qdq_last_error(void);

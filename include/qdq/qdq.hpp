@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "qdq/element_type.h"
+#include "qdq/export.h"
 #include "qdq/status.h"
 
 namespace qdq {
@@ -97,28 +98,28 @@ struct Plan {
   Layout layout;
 };
 
-Result<Plan> plan_quantize_linear(const TensorView& x, const TensorView& y_scale,
-                                  const TensorView* y_zero_point,
-                                  const QuantizeLinearAttributes& attributes = {});
-Result<Plan> plan_dequantize_linear(const TensorView& x, const TensorView& x_scale,
-                                    const TensorView* x_zero_point,
-                                    const DequantizeLinearAttributes& attributes = {});
+QDQ_API Result<Plan> plan_quantize_linear(const TensorView& x, const TensorView& y_scale,
+                                          const TensorView* y_zero_point,
+                                          const QuantizeLinearAttributes& attributes = {});
+QDQ_API Result<Plan> plan_dequantize_linear(const TensorView& x, const TensorView& x_scale,
+                                            const TensorView* x_zero_point,
+                                            const DequantizeLinearAttributes& attributes = {});
 
 // AMD Quark com.amd.quark ExtendedQuantizeLinear / ExtendedDequantizeLinear, version 1.
-Result<Plan> plan_extended_quantize_linear(const TensorView& x, const TensorView& y_scale,
-                                           const TensorView* y_zero_point, int64_t axis = 1);
-Result<Plan> plan_extended_dequantize_linear(const TensorView& x, const TensorView& x_scale,
-                                             const TensorView* x_zero_point, int64_t axis = 1);
+QDQ_API Result<Plan> plan_extended_quantize_linear(const TensorView& x, const TensorView& y_scale,
+                                                   const TensorView* y_zero_point, int64_t axis = 1);
+QDQ_API Result<Plan> plan_extended_dequantize_linear(const TensorView& x, const TensorView& x_scale,
+                                                     const TensorView* x_zero_point, int64_t axis = 1);
 
 // DirectML element-wise quantize / dequantize linear: scale and zero point have x's rank, each
 // dimension equal to x's or 1 (broadcast). output_type kUndefined: quantize takes the zero
 // point's type (uint8 without one), dequantize the scale's type.
-Result<Plan> plan_elementwise_quantize_linear(const TensorView& x, const TensorView& scale,
-                                              const TensorView* zero_point,
-                                              ElementType output_type = ElementType::kUndefined);
-Result<Plan> plan_elementwise_dequantize_linear(const TensorView& x, const TensorView& scale,
-                                                const TensorView* zero_point,
-                                                ElementType output_type = ElementType::kUndefined);
+QDQ_API Result<Plan> plan_elementwise_quantize_linear(const TensorView& x, const TensorView& scale,
+                                                      const TensorView* zero_point,
+                                                      ElementType output_type = ElementType::kUndefined);
+QDQ_API Result<Plan> plan_elementwise_dequantize_linear(const TensorView& x, const TensorView& scale,
+                                                        const TensorView* zero_point,
+                                                        ElementType output_type = ElementType::kUndefined);
 
 enum class ExecutionPath : uint8_t {
   kAuto,       // the SIMD kernels where they cover the plan (bit-identical to the reference)
@@ -141,26 +142,26 @@ struct ExecuteOptions {
 
 // Threads of the default pool: set_num_threads(n > 0) fixes it; 0 restores the default, which is
 // the QDQ_NUM_THREADS environment variable if set, else the hardware thread count.
-void set_num_threads(int threads);
-int num_threads();
+QDQ_API void set_num_threads(int threads);
+QDQ_API int num_threads();
 
 // memcpy split across the default pool as execute() splits its work: the bandwidth baseline the
 // benchmarks compare against.
-void parallel_copy(void* destination, const void* source, uint64_t bytes);
+QDQ_API void parallel_copy(void* destination, const void* source, uint64_t bytes);
 
 // Highway targets compiled into this build and supported by this CPU ("AVX3", "AVX2", "SSE4",
 // ...), best first; and the one execute() dispatches to now.
-std::vector<std::string> simd_targets();
-std::string active_simd_target();
+QDQ_API std::vector<std::string> simd_targets();
+QDQ_API std::string active_simd_target();
 
 // Writes y = op(x, scale, zero point). y must have the plan's output type and x's shape.
-Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOptions& options = {});
+QDQ_API Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOptions& options = {});
 
 // Plan and execute in one call.
-Status quantize_linear(const TensorView& x, const TensorView& y_scale, const TensorView* y_zero_point,
-                       const QuantizeLinearAttributes& attributes, const MutableTensorView& y);
-Status dequantize_linear(const TensorView& x, const TensorView& x_scale,
-                         const TensorView* x_zero_point, const DequantizeLinearAttributes& attributes,
-                         const MutableTensorView& y);
+QDQ_API Status quantize_linear(const TensorView& x, const TensorView& y_scale, const TensorView* y_zero_point,
+                               const QuantizeLinearAttributes& attributes, const MutableTensorView& y);
+QDQ_API Status dequantize_linear(const TensorView& x, const TensorView& x_scale,
+                                 const TensorView* x_zero_point, const DequantizeLinearAttributes& attributes,
+                                 const MutableTensorView& y);
 
 }  // namespace qdq

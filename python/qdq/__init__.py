@@ -9,15 +9,51 @@ Deliberate choices where specification and reference differ: docs/semantics.md.
 
 from __future__ import annotations
 
+import pathlib
+import sys
+from importlib.machinery import EXTENSION_SUFFIXES
 from typing import Any, Optional, Union
 
 import ml_dtypes
 import numpy as np
 
-from . import _qdq
-from ._qdq import QdqError
+
+def _load_extension():
+    """The compiled module qdq._qdq.
+
+    Imported from a source checkout (python/ first on sys.path, as when Python runs inside
+    python/), this directory holds no compiled parts; they are then taken from the installed qdq
+    further down sys.path, so `import qdq` works from any directory.
+    """
+    try:
+        from . import _qdq as extension
+
+        return extension
+    except ImportError:
+        pass
+    here = pathlib.Path(__file__).resolve().parent
+    for entry in sys.path:
+        candidate = pathlib.Path(entry or ".").resolve() / "qdq"
+        if candidate != here and any((candidate / f"_qdq{suffix}").is_file() for suffix in EXTENSION_SUFFIXES):
+            __path__.append(str(candidate))
+            from . import _qdq as extension
+
+            return extension
+    raise ImportError(
+        f"qdq's compiled extension _qdq is not in {here} nor in an installed qdq on sys.path; "
+        "install the package first (pip install . at the repository root)"
+    )
+
+
+_qdq = _load_extension()
+QdqError = _qdq.QdqError
+
+__version__: str = _qdq.version  # the compiled library's version (CMakeLists.txt project())
 
 __all__ = [
+    "__version__",
+    "set_num_threads",
+    "num_threads",
     "QdqError",
     "quantize_linear",
     "dequantize_linear",
@@ -47,6 +83,40 @@ _FLOAT32 = 1
 DTypeLike = Union[int, str, np.dtype, type]
 
 
+def set_num_threads(threads: int) -> None:
+    """Sets the threads of qdq's pool for later calls: n in 1..1024 fixes the count, 0 restores
+    the default (the QDQ_NUM_THREADS environment variable if set, else the hardware thread count).
+    Calls made inside ONNX Runtime use ORT's thread pool instead."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 0 <= threads <= 1024:
+        raise QdqError(f"set_num_threads: threads must be an int from 0 (the default) to 1024, got {threads!r}")
+    _qdq._set_num_threads(int(threads))
+
+
+def num_threads() -> int:
+    """The threads qdq's pool uses now (see set_num_threads)."""
+    return int(_qdq._num_threads())
+
+
+_DLPACK_CPU = 1  # DLDeviceType kDLCPU
+
+
+def _from_dlpack(value: Any, role: str) -> np.ndarray:
+    """A numpy view (no copy) of a CPU DLPack tensor, e.g. a torch tensor."""
+    device = value.__dlpack_device__() if hasattr(value, "__dlpack_device__") else (_DLPACK_CPU, 0)
+    if int(device[0]) != _DLPACK_CPU:
+        raise QdqError(f"input '{role}' is on DLPack device {tuple(device)}; qdq runs on the CPU: move it there first")
+    try:
+        return np.from_dlpack(value)
+    except (BufferError, TypeError, ValueError, RuntimeError) as numpy_error:
+        # numpy has no bfloat16 / float8 / float4: those are read from the DLPack struct directly.
+        from ._dlpack import view_ml_dtypes
+
+        array = view_ml_dtypes(value)
+        if array is None:
+            raise QdqError(f"input '{role}' cannot be read through DLPack: {numpy_error}") from None
+        return array
+
+
 def ort_library_path() -> str:
     """Path of qdq's ONNX Runtime custom-op library, for SessionOptions.register_custom_ops_library.
 
@@ -54,9 +124,7 @@ def ort_library_path() -> str:
     com.vai.quantize VitisQuantizeLinear / VitisDequantizeLinear) and ai.qdq QuantizeLinear /
     DequantizeLinear with ONNX version 25 semantics.
     """
-    import pathlib
-
-    path = pathlib.Path(__file__).with_name("libqdq_ort.so")
+    path = pathlib.Path(_qdq.__file__).with_name("libqdq_ort.so")
     if not path.exists():
         raise QdqError(f"the ONNX Runtime custom-op library is not installed at {path}")
     return str(path)
@@ -96,6 +164,8 @@ def _as_array(value: Any, role: str, python_int_code: int) -> np.ndarray:
         return _python_int_as(value, dtype_from_code(python_int_code), role)
     if isinstance(value, float):
         return _python_float_as_float32(value, role)
+    if hasattr(value, "__dlpack__"):
+        return _from_dlpack(value, role)
     try:
         return np.asarray(value)
     except Exception as error:  # noqa: BLE001 - any conversion failure is a user input error
@@ -163,6 +233,27 @@ def _type_attribute(value: DTypeLike, name: str) -> int:
         raise QdqError(f"attribute '{name}': {error}") from None
 
 
+_DTYPE_HINT = (
+    "pass a numpy array of float32, float16, bfloat16, (u)int8/16/32 or an ml_dtypes float8 / float4 / "
+    "int4 / int2 dtype, a CPU DLPack tensor of one of those (e.g. a torch tensor), or Python numbers"
+)
+
+
+def _dtype_hint(dtype: np.dtype) -> str:
+    # Python lists arrive here as numpy made them: floats as float64, ints as int64.
+    if dtype.kind == "f":
+        return (
+            "no qdq operator takes float64; pass float32, e.g. np.asarray(value, dtype=np.float32) "
+            "(or float16 / bfloat16)"
+        )
+    if dtype.kind in "iu":
+        return (
+            "pass the integer type the operator takes, e.g. np.asarray(value, dtype=np.int32) for x or "
+            "dtype=np.uint8 for a zero point"
+        )
+    return _DTYPE_HINT
+
+
 def _tensor(value: Any, role: str, python_int_code: int = _UINT8):
     """(type code, shape, raw bytes) for the extension; raw bytes are numpy's own storage."""
     array = _as_array(value, role, python_int_code)
@@ -170,7 +261,9 @@ def _tensor(value: Any, role: str, python_int_code: int = _UINT8):
     array = np.ascontiguousarray(array)
     code = _CODE_BY_DTYPE.get(array.dtype)
     if code is None:
-        raise QdqError(f"input '{role}' has dtype {array.dtype}, which is not an element type qdq implements")
+        raise QdqError(
+            f"input '{role}' has dtype {array.dtype}, which is not an element type qdq implements: {_dtype_hint(array.dtype)}"
+        )
     return code, shape, array.reshape(-1).view(np.uint8)
 
 
