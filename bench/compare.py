@@ -712,6 +712,7 @@ def main() -> int:
     parser.add_argument("--quark-library", metavar="PATH", help="Quark's CPU custom-op library (.so)")
     parser.add_argument("--list", action="store_true", help="print the cell keys and exit")
     parser.add_argument("--json", metavar="FILE", help="write every measurement as JSON")
+    parser.add_argument("--from-json", metavar="FILE", help="report a saved --json run instead of measuring")
     parser.add_argument("--write", metavar="FILE", help="replace the summary and the table in this markdown file")
     args = parser.parse_args()
     _qdq._set_num_threads(args.threads)
@@ -729,22 +730,34 @@ def main() -> int:
     started = time.time()
     results: list[Result] = []
     print(HEADER)
-    for size in [s for s in args.sizes.split(",") if s]:
-        for cell in cells:
-            result = measure(cell, size, args.threads, args.quick, args.quark_library)
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        for item in saved["results"]:
+            result = Result(Cell(**item["fields"]), item["size"], item["moved"], item["py_moved"], item["times"],
+                            item["ratios"], item["kernel_door"], item["notes"])
             results.append(result)
-            derived(results)
-            print(row(result), flush=True)
+        machine, minutes, args.quick = saved["machine"], saved["minutes"], saved["quick"]
+    else:
+        for size in [s for s in args.sizes.split(",") if s]:
+            for cell in cells:
+                result = measure(cell, size, args.threads, args.quick, args.quark_library)
+                results.append(result)
+                derived(results)
+                print(row(result), flush=True)
+        machine = machine_description(args.threads, args.quark_library)
+        minutes = (time.time() - started) / 60
     derived(results)
-    machine = machine_description(args.threads, args.quark_library)
-    minutes = (time.time() - started) / 60
+    if args.from_json:
+        print("\n".join(row(r) for r in results))
     text_summary = summary(results)
     print("\n" + text_summary + f"\n\n{machine}; {len(results)} cells in {minutes:.1f} min")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump([{"size": r.size, "cell": r.cell.key(), "canonical": r.cell.canonical, "moved": r.moved,
+            json.dump({"machine": machine, "minutes": minutes, "quick": args.quick, "results": [
+                       {"size": r.size, "cell": r.cell.key(), "fields": r.cell.__dict__, "moved": r.moved,
                         "py_moved": r.py_moved, "kernel_door": r.kernel_door, "times": r.times,
-                        "ratios": r.ratios, "notes": r.notes} for r in results], f, indent=1)
+                        "ratios": r.ratios, "notes": r.notes} for r in results]}, f, indent=1)
     if args.write:
         stamp = datetime.date.today().isoformat()
         with open(args.write) as f:
