@@ -691,6 +691,15 @@ def machine_description(threads: int, quark_library: Optional[str]) -> str:
             f"({threads} intra-op threads); numpy {np.__version__}{quark}")
 
 
+def save_json(path: str, machine: str, minutes: float, quick: bool, results: list[Result]) -> None:
+    with open(path + ".tmp", "w") as f:
+        json.dump({"machine": machine, "minutes": minutes, "quick": quick, "results": [
+                   {"size": r.size, "cell": r.cell.key(), "fields": r.cell.__dict__, "moved": r.moved,
+                    "py_moved": r.py_moved, "kernel_door": r.kernel_door, "times": r.times,
+                    "ratios": r.ratios, "notes": r.notes} for r in results]}, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
 def replace_block(text: str, name: str, body: str) -> str:
     begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     block = f"{begin}\n{body}\n{end}"
@@ -730,6 +739,7 @@ def main() -> int:
     started = time.time()
     results: list[Result] = []
     print(HEADER)
+    machine = machine_description(args.threads, args.quark_library)
     if args.from_json:
         with open(args.from_json) as f:
             saved = json.load(f)
@@ -745,7 +755,8 @@ def main() -> int:
                 results.append(result)
                 derived(results)
                 print(row(result), flush=True)
-        machine = machine_description(args.threads, args.quark_library)
+                if args.json:  # after every cell, so that a long run interrupted still reports
+                    save_json(args.json, machine, (time.time() - started) / 60, args.quick, results)
         minutes = (time.time() - started) / 60
     derived(results)
     if args.from_json:
@@ -753,11 +764,7 @@ def main() -> int:
     text_summary = summary(results)
     print("\n" + text_summary + f"\n\n{machine}; {len(results)} cells in {minutes:.1f} min")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"machine": machine, "minutes": minutes, "quick": args.quick, "results": [
-                       {"size": r.size, "cell": r.cell.key(), "fields": r.cell.__dict__, "moved": r.moved,
-                        "py_moved": r.py_moved, "kernel_door": r.kernel_door, "times": r.times,
-                        "ratios": r.ratios, "notes": r.notes} for r in results]}, f, indent=1)
+        save_json(args.json, machine, minutes, args.quick, results)
     if args.write:
         stamp = datetime.date.today().isoformat()
         with open(args.write) as f:
