@@ -388,6 +388,9 @@ def make_ort_door(name: str, cell: Cell, shape, threads: int, library: Optional[
 # Measurement
 
 
+_KERNEL_DOOR_ERRORS: set = set()
+
+
 def kernel_door(cell: Cell, shape):
     """(fn(repeat) -> best seconds, bytes moved) through qdq._qdq._bench_*, or None."""
     if cell.family != "onnx" or cell.zp is not None:
@@ -421,7 +424,12 @@ def kernel_door(cell: Cell, shape):
         else:
             return None
         fn(1)
-    except Exception:  # noqa: BLE001 - the entry point's signature changed or it lacks the cell
+    except Exception as error:  # noqa: BLE001 - the entry point's signature changed or it lacks the cell
+        message = f"{type(error).__name__}: {str(error).splitlines()[0][:100]}" if str(error) else type(error).__name__
+        if message not in _KERNEL_DOOR_ERRORS:
+            _KERNEL_DOOR_ERRORS.add(message)
+            print(f"  kernel entry point failed ({cell.key()}): {message}; timing the Python call with out= instead",
+                  file=sys.stderr)
         return None
     moved = x_raw.nbytes + out.nbytes + s_raw.nbytes
     return fn, moved
@@ -620,6 +628,9 @@ def row(r: Result) -> str:
             f"| {fmt(q.get('quark_kernel/lib_kernel'), '.2f', 'x')} |")
 
 
+GROUPS_SHOWN = 12
+
+
 def summary(results: list[Result]) -> str:
     """Where every cell stands against the issue's targets, worst cells named."""
     lines = []
@@ -635,8 +646,20 @@ def summary(results: list[Result]) -> str:
         text = (f"- **{title}** ({limit_text}): {len(met)} of {len(values)} cells meet it; median "
                 f"{fmt_value(median)}.")
         if bad:
-            shown = ", ".join(f"{r.size} {r.cell.key()} {fmt_value(v)}" for r, v in bad[:6])
-            text += f" Furthest off: {shown}" + (f"; and {len(bad) - 6} more." if len(bad) > 6 else ".")
+            # The misses grouped by (size, family, op, x -> y), worst group first, with their range.
+            groups: dict = {}
+            for r, v in bad:
+                c = r.cell
+                groups.setdefault((r.size, c.family, c.op, NAME[c.x], NAME[c.y]), []).append(v)
+            ordered = sorted(groups.items(), key=lambda kv: (min(kv[1]) if worst_first else -max(kv[1])))
+            shown = []
+            for (size, family, op, x, y), vs in ordered[:GROUPS_SHOWN]:
+                low, high = min(vs), max(vs)
+                span = fmt_value(low) if low == high else f"{fmt_value(low)}–{fmt_value(high)}"
+                shown.append(f"{size} {family} {op} {x}→{y} ({len(vs)}): {span}")
+            more = len(ordered) - GROUPS_SHOWN
+            text += " Misses by cell group (cells), worst first: " + "; ".join(shown) + (
+                f"; and {more} more groups." if more > 0 else ".")
         lines.append(text)
 
     big = [r for r in results if r.size == "16M"]
