@@ -322,6 +322,7 @@ class OrtDoor:
     binding: object
     numpy_output: bool
     note: str = ""
+    shared: bool = False  # the Python door runs in the profiled session
 
     def run_python(self):
         if self.numpy_output:
@@ -339,7 +340,11 @@ class OrtDoor:
         return [e["dur"] / 1e6 for e in events if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time")]
 
 
-def make_ort_door(name: str, cell: Cell, shape, threads: int, library: Optional[str], opsets) -> Optional[OrtDoor]:
+def make_ort_door(name: str, cell: Cell, shape, threads: int, library: Optional[str], opsets,
+                  shared: bool = False) -> Optional[OrtDoor]:
+    """An ORT door, or None. shared: one profiled session serves both the Python door and the
+    kernel time (16M cells, where the profiler's few microseconds per run do not count), else a
+    plain session for the Python door and a profiled one run through IOBinding."""
     domain = {"onnx": "" if library is None else "ai.qdq", "quark": "com.amd.quark"}.get(cell.family)
     if domain is None or (domain == "com.amd.quark" and library is None):
         return None
@@ -350,7 +355,7 @@ def make_ort_door(name: str, cell: Cell, shape, threads: int, library: Optional[
             # Quark's runtime requires the zero point; qdq's library and ONNX take the cell as is.
             model = build_model(cell, shape, domain, opset, with_zp=True)
             sessions = []
-            for profile in (False, True):
+            for profile in ((True,) if shared else (False, True)):
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = threads
                 options.inter_op_num_threads = 1
@@ -362,13 +367,13 @@ def make_ort_door(name: str, cell: Cell, shape, threads: int, library: Optional[
                     options.profile_file_prefix = os.path.join(tempfile.gettempdir(), "qdq_compare_ort")
                 sessions.append(ort.InferenceSession(model, options, providers=["CPUExecutionProvider"]))
             feed = {"x": x} if numpy_native(x) else {}
-            binding = sessions[1].io_binding()
+            binding = sessions[-1].io_binding()
             if feed:
                 value = ort.OrtValue.ortvalue_from_numpy(x)
                 binding.bind_ortvalue_input("x", value)
             binding.bind_output("y")
-            door = OrtDoor(name, sessions[0], sessions[1], feed, binding, numpy_output=True,
-                           note="" if opset == opsets[0] else f"opset {opset}")
+            door = OrtDoor(name, sessions[0], sessions[-1], feed, binding, numpy_output=True,
+                           note="" if opset == opsets[0] else f"opset {opset}", shared=shared)
             if feed:
                 door._keep = value
             try:
@@ -376,7 +381,8 @@ def make_ort_door(name: str, cell: Cell, shape, threads: int, library: Optional[
             except Exception:  # noqa: BLE001 - ORT cannot hand this output type to numpy
                 door.numpy_output = False
                 door.run_python()
-            door.run_profiled()
+            if not shared:
+                door.run_profiled()
             return door
         except Exception as error:  # noqa: BLE001 - an unsupported cell is reported, not fatal
             last_error = str(error).splitlines()[0][:80]
@@ -513,12 +519,12 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
 
     ort_doors = {}
     if cell.family == "onnx":
-        ort_doors["ort"] = make_ort_door("ORT", cell, shape, threads, None, ORT_OPSETS)
-        ort_doors["lib"] = make_ort_door("qdq-ORT", cell, shape, threads, qdq.ort_library_path(), (21,))
+        ort_doors["ort"] = make_ort_door("ORT", cell, shape, threads, None, ORT_OPSETS, big)
+        ort_doors["lib"] = make_ort_door("qdq-ORT", cell, shape, threads, qdq.ort_library_path(), (21,), big)
     elif cell.family == "quark":
-        ort_doors["lib"] = make_ort_door("qdq-ORT", cell, shape, threads, qdq.ort_library_path(), (21,))
+        ort_doors["lib"] = make_ort_door("qdq-ORT", cell, shape, threads, qdq.ort_library_path(), (21,), big)
         if quark_library:
-            ort_doors["quark"] = make_ort_door("Quark", cell, shape, threads, quark_library, (21,))
+            ort_doors["quark"] = make_ort_door("Quark", cell, shape, threads, quark_library, (21,), big)
     ort_doors = {k: v for k, v in ort_doors.items() if v is not None}
     for name, door in ort_doors.items():
         if door.note:
@@ -530,12 +536,12 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
             per_round_times.setdefault(name, []).append(fn())
         for name, door in ort_doors.items():
             per_round_times.setdefault(name + "_py", []).append(best_of(door.run_python, per_round))
-            for _ in range(per_round):
+            for _ in range(0 if door.shared else per_round):
                 door.run_profiled()
             time.sleep(ORT_SPIN_SETTLE_SECONDS)
     for name, door in ort_doors.items():
         runs = door.kernel_seconds()
-        runs = runs[len(runs) - rounds * per_round:]  # the warm-up run at creation is dropped
+        runs = runs[len(runs) - rounds * per_round:]  # the warm-up runs at creation are dropped
         per_round_times[name + "_kernel"] = [min(runs[r * per_round:(r + 1) * per_round]) for r in range(rounds)]
     if "kernel" not in per_round_times and "py_out" in per_round_times:
         per_round_times["kernel"] = per_round_times["py_out"]
