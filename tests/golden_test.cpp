@@ -498,7 +498,7 @@ TEST(Golden, QuarkExtendedQuantize) {
   EXPECT_EQ(ybf.values()[0], 3);
   EXPECT_EQ(ybf.values()[2], 199680);  // 200001 rounded to bfloat16 (spacing 1024 there)
   EXPECT_EQ(ybf.all_codes()[4], 0xFF7Fu);
-  // Per-axis really is per-axis (Quark's runtime would use scale[0] for every channel).
+  // Per-axis really is per-axis (as in Quark 0.13's runtime, which indexes scale[c] too).
   const Tensor xa(E::kFloat32, {2, 2}, {10, 10, 10, 10});
   const Tensor sa(E::kFloat32, {2}, {1, 2});
   const Tensor za(E::kInt8, {2}, {0, 0});

@@ -1,6 +1,10 @@
 // Front door: AMD Quark com.amd.quark ExtendedQuantizeLinear / ExtendedDequantizeLinear,
-// version 1, as documented (not as Quark's runtime behaves: that runtime treats every 1-D scale as
-// per-tensor and ignores scale and zero point for float16; see docs/semantics.md).
+// version 1, as documented. Quark's own CPU runtime (amd-quark 0.13, custom_op_qdq.cc and
+// qdq/cpu/quantize_linear.h in its wheel) differs, and docs/semantics.md lists how: a missing
+// axis is 0 there (1 here, as documented); the zero point is required there; +inf, NaN and
+// values beyond int64 become the lowest integer there (an int64 conversion); float16 ignores
+// scale and zero point there; bfloat16 does not saturate there and spells NaN 0x7FC1. Per-axis
+// scales are indexed per channel in both.
 #include <vector>
 
 #include "plan/checks.h"
@@ -40,7 +44,7 @@ Result<Plan> plan_extended_quantize_linear(const TensorView& x, const TensorView
     return s;
   }
   if (Status s = plan::check_type(op, "x", x.type, kFloat32Only, "type constraint T1"); !s.ok()) return s;
-  ElementType output_type = E::kUint8;  // documented default without a zero point
+  ElementType output_type = E::kUint8;  // documented default without a zero point (Quark's runtime requires one)
   if (y_zero_point != nullptr) {
     if (Status s = plan::check_type(op, "y_zero_point", y_zero_point->type, kQuarkQuantized,
                                     "type constraint T3");
@@ -60,7 +64,8 @@ Result<Plan> plan_extended_quantize_linear(const TensorView& x, const TensorView
   plan::set_operands(&plan, x, x_count, y_scale, y_zero_point);
   plan.output_type = output_type;
   plan.precision = Precision::kFloat32;
-  plan.saturate = true;  // float16 to +-65504, bfloat16 to +-max, integers to their range
+  // float16 to +-65504, bfloat16 to +-max, integers to their range (+inf -> max, NaN -> lowest).
+  plan.saturate = true;
   return plan;
 }
 
