@@ -1,8 +1,9 @@
 // qdq quantize / dequantize / roundtrip: .npy files in, the core's plan + execute, .npy files out.
 //
-// The core works on qdq storage (4-bit and 2-bit types packed, every other type in its natural
-// width). numpy has no dtype for bfloat16, float8, float4 or the 4/2-bit integers, so on disk those
-// are one code per element, written as raw bytes exactly as ml_dtypes' np.save writes them: '|V1'
+// Tensors stay in numpy's layout, which the core reads and writes directly: every type in its
+// natural width, 4- and 2-bit types one code per byte (SubByteLayout::kOneCodePerByte), so a file's
+// bytes go to the kernels as they are. numpy has no dtype for bfloat16, float8, float4 or the
+// 4/2-bit integers, so on disk those are codes, written as raw bytes exactly as ml_dtypes' np.save writes them: '|V1'
 // for the 8-bit-or-narrower types, '<V2' for bfloat16 (`np.load(path).view(ml_dtypes.<type>)`
 // reads them back). Never as uint8 or uint16: a file must not claim a type its bytes do not have,
 // or reading it back without --type would silently change what it means ('|V1' without --type is
@@ -27,7 +28,9 @@ namespace qdq::tools {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Tensors in qdq storage.
+// Tensors in numpy's layout (4- and 2-bit types one code per byte).
+
+constexpr SubByteLayout kLayout = SubByteLayout::kOneCodePerByte;
 
 struct Tensor {
   ElementType type = ElementType::kUndefined;
@@ -40,25 +43,21 @@ struct Tensor {
     return n;
   }
   // The views point into this object: keep it alive and unmoved while they are used.
-  TensorView view() const { return {type, shape, bytes.data()}; }
-  MutableTensorView mutable_view() { return {type, shape, bytes.data()}; }
+  TensorView view() const { return {type, shape, bytes.data(), kLayout}; }
+  MutableTensorView mutable_view() { return {type, shape, bytes.data(), kLayout}; }
 };
 
 Tensor make_tensor(ElementType type, std::vector<int64_t> shape) {
   Tensor t{type, std::move(shape), {}};
   // At least one byte, so that an empty tensor still has a non-null data pointer.
-  t.bytes.assign(std::max<uint64_t>(storage_bytes(type, t.count()), 1), 0);
+  t.bytes.assign(std::max<uint64_t>(storage_bytes(type, t.count(), kLayout), 1), 0);
   return t;
 }
 
 // The bit pattern of element i (types of 32 bits or fewer; little-endian storage).
 uint32_t get_code(const Tensor& t, uint64_t i) {
   const ElementTypeInfo& row = info(t.type);
-  if (row.is_packed()) {
-    const uint64_t per_byte = static_cast<uint64_t>(row.elements_per_byte());
-    const unsigned shift = static_cast<unsigned>((i % per_byte) * row.bits);
-    return (t.bytes[i / per_byte] >> shift) & ((1u << row.bits) - 1u);
-  }
+  if (row.is_packed()) return t.bytes[i] & ((1u << row.bits) - 1u);
   uint32_t code = 0;
   const int width = row.bytes_per_element();
   for (int b = 0; b < width; ++b) code |= static_cast<uint32_t>(t.bytes[i * width + b]) << (8 * b);
@@ -68,11 +67,7 @@ uint32_t get_code(const Tensor& t, uint64_t i) {
 void set_code(Tensor& t, uint64_t i, uint32_t code) {
   const ElementTypeInfo& row = info(t.type);
   if (row.is_packed()) {
-    const uint64_t per_byte = static_cast<uint64_t>(row.elements_per_byte());
-    const unsigned shift = static_cast<unsigned>((i % per_byte) * row.bits);
-    const uint32_t mask = ((1u << row.bits) - 1u) << shift;
-    unsigned char& byte = t.bytes[i / per_byte];
-    byte = static_cast<unsigned char>((byte & ~mask) | ((code << shift) & mask));
+    t.bytes[i] = static_cast<unsigned char>(code & ((1u << row.bits) - 1u));
     return;
   }
   const int width = row.bytes_per_element();
@@ -171,22 +166,21 @@ Result<Tensor> load_tensor(const std::string& path, const char* role, std::optio
   Tensor tensor = make_tensor(type, array.shape);
   const ElementTypeInfo& row = info(type);
   if (from_codes && row.is_packed()) {
-    // One code per byte on disk, packed in memory. A byte with bits above the type's width is not
-    // a code of that type; reject it rather than silently dropping the high bits.
-    const uint64_t n = tensor.count();
-    for (uint64_t i = 0; i < n; ++i) {
-      const unsigned char code = array.data[i];
-      if (code >> row.bits) {
-        char text[160];
-        std::snprintf(text, sizeof text, " has byte 0x%02x at flat index %llu, which is not a %d-bit %s code", code,
-                      static_cast<unsigned long long>(i), static_cast<int>(row.bits), std::string(name(type)).c_str());
-        return Status::invalid_argument(where + text);
-      }
-      set_code(tensor, i, code);
+    // A byte with bits above the type's width is not a code of that type; reject it rather than
+    // silently dropping the high bits. One OR over the bytes (vectorized) finds whether any is.
+    unsigned char any = 0;
+    for (unsigned char byte : array.data) any = static_cast<unsigned char>(any | byte);
+    if (any >> row.bits) {
+      const auto bad = std::find_if(array.data.begin(), array.data.end(),
+                                    [&](unsigned char byte) { return (byte >> row.bits) != 0; });
+      char text[160];
+      std::snprintf(text, sizeof text, " has byte 0x%02x at flat index %llu, which is not a %d-bit %s code", *bad,
+                    static_cast<unsigned long long>(bad - array.data.begin()), static_cast<int>(row.bits),
+                    std::string(name(type)).c_str());
+      return Status::invalid_argument(where + text);
     }
-  } else if (!array.data.empty()) {
-    std::memcpy(tensor.bytes.data(), array.data.data(), array.data.size());
   }
+  if (!array.data.empty()) std::memcpy(tensor.bytes.data(), array.data.data(), array.data.size());
   return tensor;
 }
 
@@ -198,16 +192,10 @@ std::string storage_note(ElementType type) {
 }
 
 Status save_tensor(const std::string& path, const Tensor& tensor) {
-  if (const char* descr = native_descr(tensor.type)) {
-    return write_npy(path, descr, tensor.shape, tensor.bytes.data(), storage_bytes(tensor.type, tensor.count()));
-  }
-  if (tensor.type == ElementType::kBfloat16) {
-    return write_npy(path, "<V2", tensor.shape, tensor.bytes.data(), tensor.count() * 2);
-  }
-  // 8-bit codes are already one per byte; packed types are unpacked to one per byte.
-  std::vector<unsigned char> codes(tensor.count());
-  for (uint64_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<unsigned char>(get_code(tensor, i));
-  return write_npy(path, "|V1", tensor.shape, codes.data(), codes.size());
+  const uint64_t bytes = storage_bytes(tensor.type, tensor.count(), kLayout);
+  if (const char* descr = native_descr(tensor.type)) return write_npy(path, descr, tensor.shape, tensor.bytes.data(), bytes);
+  // Codes: bfloat16 two bytes each, the rest (4- and 2-bit types too) one per byte already.
+  return write_npy(path, tensor.type == ElementType::kBfloat16 ? "<V2" : "|V1", tensor.shape, tensor.bytes.data(), bytes);
 }
 
 // "wrote y.npy: int4 [4, 6] as uint8 codes (...)", with `what` ("scale, minmax, ...") after it.
