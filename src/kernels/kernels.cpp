@@ -155,7 +155,36 @@ HWY_INLINE VF Decode(VI code) {
   return hn::Or(value, hn::BitCast(df, sign));
 }
 
-HWY_INLINE VF RoundToFloat16(VF v) { return Decode<kFloat16Format>(Encode<kFloat16Format>(v, false)); }
+// float16 through the CPU's F16C conversions where the target has them: they round to nearest
+// even (the immediate selects it, not MXCSR), keep subnormals, overflow to inf and keep a NaN's
+// sign and leading payload bits, quieted: codec::encode_float's float16 rules exactly. Highway
+// 1.0.3 emulates them on older targets by truncating, so those keep the lane codec above.
+#undef QDQ_F16C  // per target: this file is compiled once for each
+#if HWY_TARGET == HWY_AVX2
+#define QDQ_F16C 1
+using HalfBits = __m128i;  // 8 float16 codes
+HWY_INLINE HalfBits ToHalf(VF v) { return _mm256_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+HWY_INLINE VF FromHalf(HalfBits h) { return VF{_mm256_cvtph_ps(h)}; }
+HWY_INLINE HalfBits LoadHalf(const uint16_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+HWY_INLINE void StoreHalf(HalfBits h, uint16_t* p) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), h); }
+HWY_INLINE VI WidenHalf(HalfBits h) { return VI{_mm256_cvtepu16_epi32(h)}; }
+#elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define QDQ_F16C 1
+using HalfBits = __m256i;  // 16 float16 codes
+HWY_INLINE HalfBits ToHalf(VF v) { return _mm512_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+HWY_INLINE VF FromHalf(HalfBits h) { return VF{_mm512_cvtph_ps(h)}; }
+HWY_INLINE HalfBits LoadHalf(const uint16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+HWY_INLINE void StoreHalf(HalfBits h, uint16_t* p) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h); }
+HWY_INLINE VI WidenHalf(HalfBits h) { return VI{_mm512_cvtepu16_epi32(h)}; }
+#endif
+
+HWY_INLINE VF RoundToFloat16(VF v) {
+#ifdef QDQ_F16C
+  return FromHalf(ToHalf(v));
+#else
+  return Decode<kFloat16Format>(Encode<kFloat16Format>(v, false));
+#endif
+}
 
 // float32 -> bfloat16 -> float32: round half to even on the bits (a carry into the exponent
 // gives the next binade or infinity); NaN becomes the canonical quiet NaN with its sign.
@@ -201,7 +230,13 @@ struct XInput<ElementType::kFloat32> {
 template <>
 struct XInput<ElementType::kFloat16> {
   using T = uint16_t;
-  static HWY_INLINE VF Load(const T* p) { return Decode<kFloat16Format>(LoadWide(p)); }
+  static HWY_INLINE VF Load(const T* p) {
+#ifdef QDQ_F16C
+    return FromHalf(LoadHalf(p));
+#else
+    return Decode<kFloat16Format>(LoadWide(p));
+#endif
+  }
 };
 template <>
 struct XInput<ElementType::kBfloat16> {
@@ -583,6 +618,15 @@ struct FloatOutput {
       // NaN + NaN: q's NaN, written out as the reference does (an addition may be commuted).
       if (c.apply_zero_point) q = hn::IfThenElse(hn::IsNaN(q), q, hn::Add(q, zp));
     }
+#ifdef QDQ_F16C
+    if constexpr (&F == &kFloat16Format) {
+      if (c.saturate) {  // to +-65504 first, as Encode's clamp; NaN kept
+        const VF largest = hn::Set(DF(), 65504.0f);
+        q = hn::IfThenElse(hn::IsNaN(q), q, hn::Min(hn::Max(q, hn::Neg(largest)), largest));
+      }
+      return WidenHalf(ToHalf(q));
+    }
+#endif
     return Encode<F>(q, c.saturate);
   }
 };
@@ -995,7 +1039,11 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
       if constexpr (kOut == ElementType::kFloat32) {
         hn::StoreU(product, df, destination);
       } else if constexpr (kOut == ElementType::kFloat16) {
+#ifdef QDQ_F16C
+        StoreHalf(ToHalf(product), destination);
+#else
         hn::StoreU(hn::DemoteTo(d16, Encode<kFloat16Format>(product, false)), d16, destination);
+#endif
       } else {
         hn::StoreU(hn::DemoteTo(d16, Bfloat16Bits(product)), d16, destination);
       }
