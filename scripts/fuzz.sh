@@ -72,7 +72,7 @@ run_target c_api "$build/fuzz/qdq_fuzz_c_api" -max_total_time="$seconds" -max_le
 
 # atheris (a wheel on PyPI for this Python) goes into the venv scripts/test.sh made, if missing.
 if [ -x .venv/bin/python ] && ! .venv/bin/python -c "import atheris" 2>/dev/null; then
-  .venv/bin/python -m pip install -q atheris || echo "fuzz: could not install atheris"
+  .venv/bin/python -m pip install -q "$(grep "^atheris==" python/requirements-test.txt)" || echo "fuzz: could not install atheris"
 fi
 if [ -x .venv/bin/python ] && .venv/bin/python -c "import qdq, atheris" 2>/dev/null; then
   run_target python_api .venv/bin/python fuzz/python_api_fuzzer.py -max_total_time="$python_seconds" \

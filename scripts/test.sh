@@ -18,7 +18,8 @@ cmake --build build-test -j2
 ctest --test-dir build-test --output-on-failure --no-tests=error -j2
 
 echo "== C++ suite (AddressSanitizer + UndefinedBehaviorSanitizer)"
-cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQDQ_SANITIZE=ON "${suite_options[@]}" >/dev/null
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQDQ_SANITIZE=ON "${suite_options[@]}" \
+  -DQDQ_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build-sanitize -j2
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-sanitize --output-on-failure --no-tests=error -j2
