@@ -7,10 +7,10 @@
 # exception other than QdqError) fails the script; its reproducer is saved under
 # build-fuzz/findings/<target>/ and the command that replays it is printed.
 #
-# Usage: scripts/fuzz.sh [SECONDS]   seconds each target runs (default $QDQ_FUZZ_SECONDS or 240)
+# Usage: scripts/fuzz.sh [SECONDS]   seconds each target runs (default $QDQ_FUZZ_SECONDS or 300)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${1:-${QDQ_FUZZ_SECONDS:-240}}"
+seconds="${1:-${QDQ_FUZZ_SECONDS:-300}}"
 
 # clang and its runtime libraries (libFuzzer, ASan, UBSan), installed only if missing.
 missing=()
