@@ -65,6 +65,7 @@ run_target() {
 }
 
 # The two targets run side by side, one per core, for the same wall time.
+rm -f "$build"/fuzz-*.log
 failed=0
 python_pid=
 # atheris (a wheel on PyPI for this Python) goes into the venv scripts/test.sh made, if missing.
