@@ -48,13 +48,17 @@ run_target() {
   local name=$1
   shift
   local findings="$build/findings/$name" corpus="$build/corpus/$name" log="$build/fuzz-$name.log"
+  rm -rf "$findings"  # a reproducer stays until the next run
   mkdir -p "$findings" "$corpus"
   local begin=$SECONDS status=0
   "$@" -artifact_prefix="$findings/" -print_final_stats=1 "$corpus" "fuzz/corpus/$name" >"$log" 2>&1 || status=$?
   local executions
   executions=$(grep -o 'number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
   echo "fuzz: $name: ${executions:-?} executions in $((SECONDS - begin)) s, exit $status"
-  if ((status != 0)) || ls "$findings" | grep -q .; then
+  # libFuzzer also saves slow-unit-* inputs, which are no finding; crashes, leaks, timeouts and
+  # out-of-memory inputs are.
+  if ((status != 0)) || compgen -G "$findings/crash-*" >/dev/null || compgen -G "$findings/leak-*" >/dev/null ||
+    compgen -G "$findings/timeout-*" >/dev/null || compgen -G "$findings/oom-*" >/dev/null; then
     tail -n 60 "$log"
     echo "fuzz: FINDING in $name; reproducer(s):"
     for artifact in "$findings"/*; do
