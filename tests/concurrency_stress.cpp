@@ -114,7 +114,8 @@ std::vector<Case> make_cases(const Operands& o) {
   cases.push_back({"Q float8e4m3fn", must(qdq::plan_quantize_linear(x, scale, nullptr, e4m3), "Q e4m3"), {}});
   cases.push_back({"Q int8, int32 scale (reference fallback)",
                    must(qdq::plan_quantize_linear(x, int32_scale, nullptr, int32_divides_in_float64), "Q int32"), {}});
-  cases.push_back({"DQ int8 -> float16", must(qdq::plan_dequantize_linear(codes, scale, nullptr, to_float16), "DQ"), {}});
+  cases.push_back(
+      {"DQ int8 -> float16", must(qdq::plan_dequantize_linear(codes, scale, nullptr, to_float16), "DQ"), {}});
   cases.push_back({"elementwise Q broadcast zero point",
                    must(qdq::plan_elementwise_quantize_linear(x, broadcast_scale, &broadcast_zp), "elementwise"), {}});
   return cases;
