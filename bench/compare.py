@@ -69,6 +69,7 @@ SIZES = {"16M": (4096, 4096), "64K": (64, 1024)}
 PROBE_SHAPE = (64, 64)
 ORT_OPSETS = (21, 23, 24, 25)
 ORT_SPIN_SETTLE_SECONDS = 0.05
+CELL_BUDGET_SECONDS = 4.0  # after one round, a cell stops taking rounds past this
 BIG = 1 << 20
 
 # The element-type table: code -> (name, bits), and the numpy / ml_dtypes dtype of each code.
@@ -532,7 +533,15 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
             result.notes.append(f"{name} {door.note}")
 
     per_round_times: dict[str, list[float]] = {}
+    cell_started = time.perf_counter()
+    rounds_done = 0
     for _ in range(rounds):
+        if rounds_done and time.perf_counter() - cell_started > CELL_BUDGET_SECONDS:
+            # A slow cell (a scalar path, seconds per call) is 10x or more off any target: more
+            # rounds would not change what it says, and they would dominate the run's time.
+            result.notes.append(f"{rounds_done} round{'s' if rounds_done > 1 else ''}")
+            break
+        rounds_done += 1
         for name, fn in doors.items():
             per_round_times.setdefault(name, []).append(fn())
         for name, door in ort_doors.items():
@@ -542,8 +551,9 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
             time.sleep(ORT_SPIN_SETTLE_SECONDS)
     for name, door in ort_doors.items():
         runs = door.kernel_seconds()
-        runs = runs[len(runs) - rounds * per_round:]  # the warm-up runs at creation are dropped
-        per_round_times[name + "_kernel"] = [min(runs[r * per_round:(r + 1) * per_round]) for r in range(rounds)]
+        runs = runs[len(runs) - rounds_done * per_round:]  # the warm-up runs at creation are dropped
+        per_round_times[name + "_kernel"] = [min(runs[r * per_round:(r + 1) * per_round])
+                                             for r in range(rounds_done)]
     if "kernel" not in per_round_times and "py_out" in per_round_times:
         per_round_times["kernel"] = per_round_times["py_out"]
 
