@@ -10,7 +10,7 @@ added to the table, or a rule changed in a front door, changes the cells without
 
 Which combinations (see enumerate_cells):
   - every accepted (x type, output type) pair at every granularity, with the canonical scale type
-    (Q: x's own type if accepted, else float32; DQ: float32, output type unset = the scale's);
+    (Q: x's own type, or float32 for int32 x and for Quark; DQ: the output type, output_dtype unset);
   - with --variants per-tensor, every other accepted scale type (and, for DQ, output_dtype beside
     another scale type) at per-tensor granularity; --variants all, at every granularity.
 Granularities: per-tensor, per-axis on the last and on the first axis, blocked B=32 on the first and
@@ -33,11 +33,12 @@ Doors timed for every cell, in alternating rounds on the same inputs:
            nodes (docs/performance.md says how to build it).
 Each door keeps its best time per round; ratios are medians over rounds of the ratio within a round
 (the machine's DRAM bandwidth moves within minutes). ORT's pool threads spin after a run and would
-take a core from whatever runs next, so every ORT door is followed by a 50 ms pause.
+take a core from whatever runs next, so every ORT door is followed by a 50 ms pause. A cell past
+4 s after a round takes no more rounds.
 
-Usage: python bench/compare.py [--threads 2] [--quick] [--sizes 16M,64K] [--cells 'onnx/Q/*/int4/*,...']
-                              [--quark-library /path/libcustom_ops.so] [--json out.json]
-                              [--list] [--write docs/performance.md]
+Usage: python bench/compare.py [--threads 2] [--quick] [--sizes 16M,64K] [--cells 'onnx/Q/*->int4/*/*,...']
+                              [--variants none|per-tensor|all] [--quark-library libquark_custom_ops.so]
+                              [--json out.json] [--from-json out.json] [--list] [--write docs/performance.md]
 """
 
 from __future__ import annotations
