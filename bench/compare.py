@@ -10,7 +10,7 @@ added to the table, or a rule changed in a front door, changes the cells without
 
 Which combinations (see enumerate_cells):
   - every accepted (x type, output type) pair at every granularity, with the canonical scale type
-    (Q: x's own type if accepted, else float32; DQ: float32, output type unset = the scale's);
+    (Q: x's own type, or float32 for int32 x and for Quark; DQ: the output type, output_dtype unset);
   - with --variants per-tensor, every other accepted scale type (and, for DQ, output_dtype beside
     another scale type) at per-tensor granularity; --variants all, at every granularity.
 Granularities: per-tensor, per-axis on the last and on the first axis, blocked B=32 on the first and
@@ -33,11 +33,12 @@ Doors timed for every cell, in alternating rounds on the same inputs:
            nodes (docs/performance.md says how to build it).
 Each door keeps its best time per round; ratios are medians over rounds of the ratio within a round
 (the machine's DRAM bandwidth moves within minutes). ORT's pool threads spin after a run and would
-take a core from whatever runs next, so every ORT door is followed by a 50 ms pause.
+take a core from whatever runs next, so every ORT door is followed by a 50 ms pause. A cell past
+4 s after a round takes no more rounds.
 
-Usage: python bench/compare.py [--threads 2] [--quick] [--sizes 16M,64K] [--cells 'onnx/Q/*/int4/*,...']
-                              [--quark-library /path/libcustom_ops.so] [--json out.json]
-                              [--list] [--write docs/performance.md]
+Usage: python bench/compare.py [--threads 2] [--quick] [--sizes 16M,64K] [--cells 'onnx/Q/*->int4/*/*,...']
+                              [--variants none|per-tensor|all] [--quark-library libquark_custom_ops.so]
+                              [--json out.json] [--from-json out.json] [--list] [--write docs/performance.md]
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ SIZES = {"16M": (4096, 4096), "64K": (64, 1024)}
 PROBE_SHAPE = (64, 64)
 ORT_OPSETS = (21, 23, 24, 25)
 ORT_SPIN_SETTLE_SECONDS = 0.05
+CELL_BUDGET_SECONDS = 4.0  # after one round, a cell stops taking rounds past this
 BIG = 1 << 20
 
 # The element-type table: code -> (name, bits), and the numpy / ml_dtypes dtype of each code.
@@ -280,7 +282,8 @@ def enumerate_cells(variants: str) -> list[Cell]:
 
 def numpy_native(array: np.ndarray) -> bool:
     """Whether ORT's session.run takes this array as a feed (ml_dtypes types it does not)."""
-    return array.dtype.kind in "biuf"
+    # ml_dtypes' float8_e5m2 has numpy kind "f" too: the type's module tells them apart.
+    return array.dtype.kind in "biuf" and array.dtype.type.__module__ == "numpy"
 
 
 def build_model(cell: Cell, shape, domain: str, opset: int, with_zp: bool) -> bytes:
@@ -531,7 +534,15 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
             result.notes.append(f"{name} {door.note}")
 
     per_round_times: dict[str, list[float]] = {}
+    cell_started = time.perf_counter()
+    rounds_done = 0
     for _ in range(rounds):
+        if rounds_done and time.perf_counter() - cell_started > CELL_BUDGET_SECONDS:
+            # A slow cell (a scalar path, seconds per call) is 10x or more off any target: more
+            # rounds would not change what it says, and they would dominate the run's time.
+            result.notes.append(f"{rounds_done} round{'s' if rounds_done > 1 else ''}")
+            break
+        rounds_done += 1
         for name, fn in doors.items():
             per_round_times.setdefault(name, []).append(fn())
         for name, door in ort_doors.items():
@@ -541,8 +552,9 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
             time.sleep(ORT_SPIN_SETTLE_SECONDS)
     for name, door in ort_doors.items():
         runs = door.kernel_seconds()
-        runs = runs[len(runs) - rounds * per_round:]  # the warm-up runs at creation are dropped
-        per_round_times[name + "_kernel"] = [min(runs[r * per_round:(r + 1) * per_round]) for r in range(rounds)]
+        runs = runs[len(runs) - rounds_done * per_round:]  # the warm-up runs at creation are dropped
+        per_round_times[name + "_kernel"] = [min(runs[r * per_round:(r + 1) * per_round])
+                                             for r in range(rounds_done)]
     if "kernel" not in per_round_times and "py_out" in per_round_times:
         per_round_times["kernel"] = per_round_times["py_out"]
 
