@@ -83,8 +83,8 @@ qdq::Plan must(qdq::Result<qdq::Plan> plan, const char* what) {
   return std::move(plan.value());
 }
 
-// Plans covering the kernels (8-bit, packed 4-bit, float8, dequantize to float16) and the
-// reference fallback (an int32 scale divides in float64, which the kernels do not cover).
+// Plans covering the kernels: 8-bit, packed 4-bit, float8, dequantize to float16, and an int32
+// scale (the float64-division path).
 std::vector<Case> make_cases(const Operands& o) {
   const qdq::TensorView x{ElementType::kFloat32, o.x_shape, o.x.data()};
   const qdq::TensorView codes{ElementType::kInt8, o.x_shape, o.codes.data()};
@@ -112,7 +112,7 @@ std::vector<Case> make_cases(const Operands& o) {
   cases.push_back({"Q uint8 per-axis", must(qdq::plan_quantize_linear(x, per_axis, nullptr), "Q per-axis"), {}});
   cases.push_back({"Q int4 blocked", must(qdq::plan_quantize_linear(x, blocked, nullptr, int4_blocked), "Q int4"), {}});
   cases.push_back({"Q float8e4m3fn", must(qdq::plan_quantize_linear(x, scale, nullptr, e4m3), "Q e4m3"), {}});
-  cases.push_back({"Q int8, int32 scale (reference fallback)",
+  cases.push_back({"Q int8, int32 scale (float64 division)",
                    must(qdq::plan_quantize_linear(x, int32_scale, nullptr, int32_divides_in_float64), "Q int32"), {}});
   cases.push_back(
       {"DQ int8 -> float16", must(qdq::plan_dequantize_linear(codes, scale, nullptr, to_float16), "DQ"), {}});
