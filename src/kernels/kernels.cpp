@@ -619,7 +619,9 @@ struct FloatOutput {
       if (c.apply_zero_point) q = hn::IfThenElse(hn::IsNaN(q), q, hn::Add(q, zp));
     }
 #ifdef QDQ_F16C
-    if constexpr (&F == &kFloat16Format) {
+    // (Compared by fields: an address comparison is not a constant expression under the sanitizers.)
+    if constexpr (F.exponent_bits == kFloat16Format.exponent_bits && F.mantissa_bits == kFloat16Format.mantissa_bits &&
+                  F.bias == kFloat16Format.bias) {
       if (c.saturate) {  // to +-65504 first, as Encode's clamp; NaN kept
         const VF largest = hn::Set(DF(), 65504.0f);
         q = hn::IfThenElse(hn::IsNaN(q), q, hn::Min(hn::Max(q, hn::Neg(largest)), largest));
