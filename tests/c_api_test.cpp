@@ -331,12 +331,14 @@ TEST(CApiShapes, OutputRankIsCheckedBeforeItsDimsAreRead) {
 
   for (const int32_t rank : {2, 8, 64, 65, 1 << 20, INT32_MAX}) {
     const qdq_mutable_tensor yt{kUint8, rank, y_dims.dims(), y};
+    // Named: the macro keeps the pointer past the full expression a temporary would end with.
+    const std::string rank_text = std::to_string(rank);
     EXPECT_EQ(qdq_quantize_linear(&xt, &st, nullptr, nullptr, &yt), QDQ_INVALID_ARGUMENT) << "rank " << rank;
-    EXPECT_ERROR_MENTIONS("'y'", std::to_string(rank).c_str());
+    EXPECT_ERROR_MENTIONS("'y'", rank_text.c_str());
     EXPECT_LT(last_error().size(), 400u) << last_error();
     EXPECT_EQ(qdq_elementwise_quantize_linear(&xt, &broadcast_st, nullptr, &yt), QDQ_INVALID_ARGUMENT)
         << "rank " << rank;
-    EXPECT_ERROR_MENTIONS("'y'", std::to_string(rank).c_str());
+    EXPECT_ERROR_MENTIONS("'y'", rank_text.c_str());
   }
   // x's absurd rank, for comparison: refused before its dims are read.
   const qdq_tensor huge_x{kFloat, INT32_MAX, y_dims.dims(), x};
