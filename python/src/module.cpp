@@ -29,6 +29,7 @@
 
 #include "qdq/qdq.h"
 #include "qdq/qdq.hpp"
+#include "qdq/toolkit.hpp"
 
 namespace nb = nanobind;
 
@@ -105,6 +106,18 @@ uint8_t* allocate_output(uint64_t bytes) {
   return static_cast<uint8_t*>(std::malloc(bytes > 0 ? bytes : 1));
 }
 
+// A new numpy uint8 array of `bytes` bytes (owning storage from allocate_output); *storage gets
+// its address.
+nb::object new_bytes(uint64_t bytes, uint8_t** storage) {
+  *storage = allocate_output(bytes);
+  if (*storage == nullptr) throw std::bad_alloc();
+  std::unique_ptr<uint8_t, decltype(&std::free)> guard(*storage, &std::free);  // until the capsule owns it
+  nb::capsule owner(*storage, [](void* pointer) noexcept { std::free(pointer); });
+  guard.release();
+  size_t shape[1] = {static_cast<size_t>(bytes)};
+  return nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(*storage, 1, shape, owner));
+}
+
 // Executes the plan into `out` (checked against the plan) or a new array, and returns (its bytes
 // in numpy's layout, output type code).
 Output run(const qdq::Result<qdq::Plan>& plan, const OptionalOut& out) {
@@ -129,13 +142,7 @@ Output run(const qdq::Result<qdq::Plan>& plan, const OptionalOut& out) {
     storage = buffer.data();
     result = nb::none();  // the Python layer returns the caller's array itself
   } else {
-    storage = allocate_output(bytes);
-    if (storage == nullptr) throw std::bad_alloc();
-    std::unique_ptr<uint8_t, decltype(&std::free)> guard(storage, &std::free);  // until the capsule owns it
-    nb::capsule owner(storage, [](void* pointer) noexcept { std::free(pointer); });
-    guard.release();
-    size_t shape[1] = {static_cast<size_t>(bytes)};
-    result = nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(storage, 1, shape, owner));
+    result = new_bytes(bytes, &storage);
   }
   qdq::Status status;
   {
@@ -263,6 +270,96 @@ NB_MODULE(_qdq, m) {
       },
       nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("scale_code"), nb::arg("scale_shape"),
       nb::arg("scale"), nb::arg("zero_point").none(), nb::arg("output_dtype"), nb::arg("out").none());
+
+  // The toolkit (qdq/toolkit.hpp). Results come back as numpy bytes in numpy's layout, with the
+  // scale's shape: (y or None, scale bytes, zero-point bytes or None, scale shape).
+  m.def(
+      "compute_qparams",
+      [](int64_t x_code, Shape x_shape, const Bytes& x, int64_t quantized_code, int64_t scale_code, int64_t method,
+         int64_t granularity, int64_t axis, int64_t block_size, bool with_zero_point, bool quantize, const OptionalOut& out) {
+        const InputTensor xt = make_input(x_code, std::move(x_shape), x, "x");
+        if (method < 0 || method > static_cast<int64_t>(qdq::ScaleMethod::kMxRceil)) throw QdqError("unknown method");
+        if (granularity < 0 || granularity > static_cast<int64_t>(qdq::Granularity::kBlocked)) {
+          throw QdqError("unknown granularity");
+        }
+        qdq::QparamsOptions options;
+        options.quantized_type = checked_type(quantized_code, "dtype");
+        options.scale_type = checked_type(scale_code, "scale_dtype");
+        options.method = static_cast<qdq::ScaleMethod>(method);
+        options.granularity = static_cast<qdq::Granularity>(granularity);
+        options.axis = axis;
+        options.block_size = block_size;
+        const qdq::Result<Shape> shape = qdq::qparams_shape(xt.shape, options);
+        if (!shape.ok()) throw QdqError(shape.status().message());
+        const uint64_t groups = element_count(shape.value(), "scale");
+        const qdq::SubByteLayout layout = qdq::SubByteLayout::kOneCodePerByte;
+        uint8_t* scale_storage;
+        nb::object scale = new_bytes(qdq::storage_bytes(options.scale_type, groups, layout), &scale_storage);
+        uint8_t* zero_point_storage = nullptr;
+        nb::object zero_point = nb::none();
+        if (with_zero_point) {
+          zero_point = new_bytes(qdq::storage_bytes(options.quantized_type, groups, layout), &zero_point_storage);
+        }
+        const qdq::MutableTensorView scale_view{options.scale_type, shape.value(), scale_storage, layout};
+        const qdq::MutableTensorView zero_point_view{options.quantized_type, shape.value(), zero_point_storage, layout};
+        nb::object y = nb::none();
+        uint8_t* y_storage = nullptr;
+        if (quantize) {
+          const uint64_t bytes = qdq::storage_bytes(options.quantized_type, element_count(xt.shape, "x"), layout);
+          if (out) {
+            const auto& [code, buffer] = *out;
+            if (code != quantized_code) throw QdqError("dynamic_quantize: out has a dtype other than dtype");
+            if (buffer.size() != bytes) {
+              throw QdqError("dynamic_quantize: out holds " + std::to_string(buffer.size()) + " bytes but the output needs " +
+                             std::to_string(bytes));
+            }
+            y_storage = buffer.data();
+          } else {
+            y = new_bytes(bytes, &y_storage);
+          }
+        }
+        qdq::Status status;
+        {
+          nb::gil_scoped_release release;
+          const qdq::MutableTensorView* zp = with_zero_point ? &zero_point_view : nullptr;
+          status = quantize ? qdq::dynamic_quantize(xt.view(), options, {options.quantized_type, xt.shape, y_storage, layout},
+                                                    scale_view, zp)
+                            : qdq::compute_qparams(xt.view(), options, scale_view, zp);
+        }
+        if (!status.ok()) throw QdqError(status.message());
+        return std::make_tuple(y, scale, zero_point, shape.value());
+      },
+      nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("quantized_code"), nb::arg("scale_code"),
+      nb::arg("method"), nb::arg("granularity"), nb::arg("axis"), nb::arg("block_size"), nb::arg("with_zero_point"),
+      nb::arg("quantize"), nb::arg("out").none());
+
+  m.def(
+      "dynamic_quantize_linear",
+      [](int64_t x_code, Shape x_shape, const Bytes& x, const OptionalOut& out) {
+        const InputTensor xt = make_input(x_code, std::move(x_shape), x, "x");
+        const uint64_t bytes = element_count(xt.shape, "x");
+        uint8_t* storage;
+        nb::object y = nb::none();
+        if (out) {
+          const auto& [code, buffer] = *out;
+          if (code != static_cast<int64_t>(qdq::ElementType::kUint8) || buffer.size() != bytes) {
+            throw QdqError("DynamicQuantizeLinear-11: out must be a uint8 array of x's shape");
+          }
+          storage = buffer.data();
+        } else {
+          y = new_bytes(bytes, &storage);
+        }
+        float scale = 0.0f;
+        uint8_t zero_point = 0;
+        qdq::Status status;
+        {
+          nb::gil_scoped_release release;
+          status = qdq::dynamic_quantize_linear(xt.view(), {qdq::ElementType::kUint8, xt.shape, storage}, &scale, &zero_point);
+        }
+        if (!status.ok()) throw QdqError(status.message());
+        return std::make_tuple(y, scale, zero_point);
+      },
+      nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("out").none());
 
   // Benchmark entry points (bench/compare.py): tensors in qdq's dense layout, output written into
   // a caller-owned byte buffer, so that only the kernels are timed.

@@ -1,0 +1,628 @@
+// Scales and zero points from data, dynamic quantization and ONNX DynamicQuantizeLinear.
+//
+// Two stages over the same geometry: a SIMD reduction (kernels/reduce.h) gives each group's
+// extremes, then a scalar finish turns each group's extremes into its scale and zero point with
+// float32 arithmetic, exactly as docs/semantics.md ("Scales from data") writes the formulas.
+// Dynamic quantization runs the Q kernels over each stretch of x right after its groups are
+// finished, while that stretch is still in cache.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "execute/parallel.h"
+#include "execute/runs.h"
+#include "kernels/kernels.h"
+#include "kernels/reduce.h"
+#include "plan/checks.h"
+#include "qdq/toolkit.hpp"
+#include "types/codec.h"
+
+namespace qdq {
+namespace {
+
+using kernels::Extremes;
+
+constexpr uint32_t kE8M0Nan = 0xFF;
+// Work per task of the reductions, and the stretch of x that dynamic quantization reduces and
+// then quantizes while it is in cache (float32: 64 KiB, a slice of L2).
+constexpr uint64_t kMinElementsPerTask = uint64_t{1} << 16;
+constexpr uint64_t kCacheChunkElements = uint64_t{1} << 14;
+
+const char* method_name(ScaleMethod method) {
+  switch (method) {
+    case ScaleMethod::kMinMax: return "minmax";
+    case ScaleMethod::kSymmetric: return "symmetric";
+    case ScaleMethod::kSymmetricRestricted: return "symmetric_restricted";
+    case ScaleMethod::kMxFloor: return "mx_floor";
+    case ScaleMethod::kMxCeil: return "mx_ceil";
+    case ScaleMethod::kMxEven: return "mx_even";
+    case ScaleMethod::kMxRceil: return "mx_rceil";
+  }
+  return "unknown";
+}
+
+bool is_mx(ScaleMethod method) {
+  return method == ScaleMethod::kMxFloor || method == ScaleMethod::kMxCeil || method == ScaleMethod::kMxEven ||
+         method == ScaleMethod::kMxRceil;
+}
+
+std::string type_text(ElementType type) {
+  return find_element_type_info(type) != nullptr ? std::string(name(type))
+                                                 : "code " + std::to_string(static_cast<int64_t>(type));
+}
+
+// x viewed as [outer, axis, inner] and how its groups lie in it.
+struct Geometry {
+  Granularity granularity = Granularity::kPerTensor;
+  uint64_t outer = 1, axis_dim = 1, inner = 1;
+  uint64_t block = 1;         // blocked: elements per block along the axis
+  uint64_t blocks = 1;        // blocked: ceil(axis_dim / block)
+  uint64_t group_count = 1;
+  uint64_t element_count = 0;
+  int axis = 0;
+  std::vector<int64_t> scale_shape;
+  // Whether every group is one contiguous stretch of x: then groups are `row` elements per row
+  // cut into `block`-element pieces (per-tensor: one row; per-axis along the first axis: rows of
+  // `inner`; blocked along the last axis: rows of axis_dim).
+  bool contiguous = false;
+  uint64_t row = 0, row_block = 0;
+};
+
+// What the finish stage needs: the method, the two types and the constants of the formulas.
+struct Rules {
+  ScaleMethod method;
+  const ElementTypeInfo* quantized;
+  const ElementTypeInfo* scale;
+  float qmin = 0.0f;       // the quantized type's range, as float32 (32-bit types rounded)
+  float divisor = 1.0f;    // what the range is divided by (float32)
+  double zp_lowest = 0.0;  // saturation range of the zero point (exact)
+  double zp_highest = 0.0;
+  double neutral_zero_point = 0.0;  // all-zero, NaN and infinite groups (and symmetric methods)
+  int mx_emax = 0;                  // floor(log2(max(T)))
+  int mx_mantissa_bits = 0;
+  float mx_max = 0.0f;
+};
+
+Status invalid(const std::string& message) { return Status::invalid_argument("compute_qparams: " + message); }
+
+Result<Rules> make_rules(const QparamsOptions& o) {
+  const ElementTypeInfo* q = find_element_type_info(o.quantized_type);
+  if (q == nullptr || o.quantized_type == ElementType::kFloat8E8M0 ||
+      (q->is_float() && q->bits > 8)) {
+    return invalid("quantized_type " + type_text(o.quantized_type) +
+                   " is not a quantized type (integers of 2 to 32 bits, float8, float4)");
+  }
+  const ElementTypeInfo* s = find_element_type_info(o.scale_type);
+  Rules r;
+  r.method = o.method;
+  r.quantized = q;
+  r.scale = s;
+  const std::string method = method_name(o.method);
+  const bool mx = is_mx(o.method);
+  if (mx) {
+    if (!q->is_float()) {
+      return invalid("method " + method + " makes power-of-two scales for float element types; quantized_type " +
+                     std::string(q->name) + " is an integer type (use minmax or symmetric)");
+    }
+    if (s == nullptr || (o.scale_type != ElementType::kFloat8E8M0 && o.scale_type != ElementType::kFloat32 &&
+                         o.scale_type != ElementType::kBfloat16)) {
+      return invalid("scale_type " + type_text(o.scale_type) + " cannot hold method " + method +
+                     "'s scales 2^-127..2^127; use float8_e8m0fnu, float32 or bfloat16");
+    }
+    int exponent = 0;
+    std::frexp(q->max, &exponent);
+    r.mx_emax = exponent - 1;
+    r.mx_mantissa_bits = q->mantissa_bits;
+    r.mx_max = static_cast<float>(q->max);
+    return r;
+  }
+  if (s == nullptr || (o.scale_type != ElementType::kFloat32 && o.scale_type != ElementType::kFloat16 &&
+                       o.scale_type != ElementType::kBfloat16)) {
+    return invalid("scale_type " + type_text(o.scale_type) + " is not allowed with method " + method +
+                   "; use float32, float16 or bfloat16 (float8_e8m0fnu takes the mx_* methods)");
+  }
+  if (q->is_float()) {
+    if (o.method != ScaleMethod::kSymmetric) {
+      return invalid("method " + method + " needs an integer quantized_type; " + std::string(q->name) +
+                     " takes symmetric (max|x| / " + std::to_string(static_cast<int>(q->max)) + ") or the mx_* methods");
+    }
+    r.divisor = static_cast<float>(q->max);
+    return r;
+  }
+  const double span = q->max - q->lowest;
+  r.qmin = static_cast<float>(q->lowest);
+  r.zp_lowest = q->lowest;
+  r.zp_highest = q->max;
+  switch (o.method) {
+    case ScaleMethod::kMinMax:
+      r.divisor = static_cast<float>(span);
+      r.neutral_zero_point = q->lowest;
+      break;
+    case ScaleMethod::kSymmetric:
+      r.divisor = static_cast<float>(span / 2);
+      r.neutral_zero_point = q->is_signed ? 0.0 : (q->max + 1) / 2;
+      break;
+    default:  // kSymmetricRestricted
+      r.divisor = static_cast<float>((span - 1) / 2);
+      r.neutral_zero_point = q->is_signed ? 0.0 : (q->max + 1) / 2;
+      break;
+  }
+  return r;
+}
+
+Result<Geometry> make_geometry(std::span<const int64_t> shape, const QparamsOptions& o) {
+  Geometry g;
+  g.granularity = o.granularity;
+  uint64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return invalid("x has a negative dimension in shape " + plan::shape_string(shape));
+    count *= static_cast<uint64_t>(d);
+  }
+  g.element_count = count;
+  const int rank = static_cast<int>(shape.size());
+  switch (o.granularity) {
+    case Granularity::kPerTensor:
+      g.axis_dim = count;
+      g.block = g.axis_dim;
+      g.contiguous = true;
+      g.row = g.row_block = std::max<uint64_t>(count, 1);
+      return g;
+    case Granularity::kPerAxis:
+    case Granularity::kBlocked:
+      break;
+    default:
+      return invalid("granularity must be per-tensor, per-axis or blocked (element-wise scales come from the caller)");
+  }
+  if (rank == 0) return invalid("per-axis and blocked scales need x of rank >= 1; x is 0-D");
+  if (o.axis < -rank || o.axis >= rank) {
+    return invalid("axis " + std::to_string(o.axis) + " is outside [" + std::to_string(-rank) + ", " +
+                   std::to_string(rank - 1) + "] for x of shape " + plan::shape_string(shape));
+  }
+  g.axis = static_cast<int>(o.axis < 0 ? o.axis + rank : o.axis);
+  for (int d = 0; d < g.axis; ++d) g.outer *= static_cast<uint64_t>(shape[d]);
+  g.axis_dim = static_cast<uint64_t>(shape[g.axis]);
+  for (int d = g.axis + 1; d < rank; ++d) g.inner *= static_cast<uint64_t>(shape[d]);
+  if (o.granularity == Granularity::kPerAxis) {
+    if (o.block_size != 0) return invalid("block_size " + std::to_string(o.block_size) + " is set but granularity is per-axis");
+    g.group_count = g.axis_dim;
+    g.scale_shape = {static_cast<int64_t>(g.axis_dim)};
+    g.contiguous = g.outer == 1;
+    g.row = g.row_block = std::max<uint64_t>(g.inner, 1);
+    return g;
+  }
+  if (o.block_size <= 0) {
+    return invalid("blocked scales need block_size >= 1; block_size is " + std::to_string(o.block_size));
+  }
+  g.block = static_cast<uint64_t>(o.block_size);
+  g.blocks = (g.axis_dim + g.block - 1) / g.block;
+  g.group_count = g.outer * g.blocks * g.inner;
+  g.scale_shape.assign(shape.begin(), shape.end());
+  g.scale_shape[g.axis] = static_cast<int64_t>(g.blocks);
+  g.contiguous = g.inner == 1;
+  g.row = std::max<uint64_t>(g.axis_dim, 1);
+  g.row_block = g.block;
+  return g;
+}
+
+// --- The finish: one group's extremes -> its scale code and zero-point code -------------------
+
+struct Finished {
+  uint32_t scale_code;
+  uint32_t zero_point_code;
+};
+
+float pow2(int e) { return std::ldexp(1.0f, e); }
+
+uint32_t store_scale(const Rules& r, float value) {
+  switch (r.scale->type) {
+    case ElementType::kFloat32: return std::bit_cast<uint32_t>(value);
+    default: return codec::encode_float(*r.scale, value, codec::Overflow::kInfOrNan);
+  }
+}
+
+uint32_t integer_code(const Rules& r, double value) {
+  return static_cast<uint32_t>(static_cast<int64_t>(value)) & static_cast<uint32_t>((uint64_t{1} << r.quantized->bits) - 1);
+}
+
+Finished finish_mx(const Rules& r, const Extremes& e) {
+  // max|x|: an empty group (no elements) counts as all zeros.
+  // (Its magnitude bits: max(-(+0), ...) may leave -0, whose sign bit must not reach the exponent.)
+  const float amax = std::fabs(std::max({-e.min, e.max, 0.0f}));
+  int exponent;
+  if (e.nan || !std::isfinite(amax)) {
+    exponent = 128;  // NaN
+  } else if (r.method == ScaleMethod::kMxRceil) {
+    // The decode scale amax / max(T) rounded up to a power of two, on its bits: a normal value
+    // with any mantissa bit set goes to the next binade; a subnormal is above 2^-127 only when
+    // its mantissa exceeds 0x40'0000 (2^-127 itself is e8m0's code 0).
+    const uint32_t bits = std::bit_cast<uint32_t>(amax / r.mx_max);
+    const int biased = static_cast<int>(bits >> 23);
+    const uint32_t mantissa = bits & 0x7F'FFFFu;
+    const bool round_up = biased == 0 ? mantissa > 0x40'0000u : mantissa != 0;
+    exponent = biased + (round_up ? 1 : 0) - 127;
+  } else {
+    uint32_t bits = std::bit_cast<uint32_t>(amax);
+    if (r.method == ScaleMethod::kMxEven) {
+      // Round amax to T's mantissa width (half up on the magnitude), keep the exponent.
+      bits = (bits + (1u << (22 - r.mx_mantissa_bits))) & 0x7F80'0000u;
+    }
+    // floor(log2(amax)) from the exponent field; zero and subnormals count as 2^-127.
+    int floor_log2 = static_cast<int>(bits >> 23) - 127;
+    if (r.method == ScaleMethod::kMxCeil && (bits & 0x7F'FFFFu) != 0) floor_log2 += 1;
+    exponent = floor_log2 - r.mx_emax;
+  }
+  exponent = std::clamp(exponent, -127, 128);
+  Finished f{0, 0};
+  if (r.scale->type == ElementType::kFloat8E8M0) {
+    f.scale_code = exponent == 128 ? kE8M0Nan : static_cast<uint32_t>(exponent + 127);
+  } else {
+    const float value = exponent == 128 ? std::numeric_limits<float>::quiet_NaN() : pow2(exponent);
+    f.scale_code = store_scale(r, value);
+  }
+  return f;
+}
+
+Finished finish(const Rules& r, const Extremes& e) {
+  if (is_mx(r.method)) return finish_mx(r, e);
+  const ElementTypeInfo& q = *r.quantized;
+  const uint32_t neutral = q.is_integer() ? integer_code(r, r.neutral_zero_point) : 0;
+  if (e.nan) return {store_scale(r, std::numeric_limits<float>::quiet_NaN()), neutral};
+  const bool asymmetric = r.method == ScaleMethod::kMinMax;
+  // The range: [min(x, 0), max(x, 0)] (asymmetric) or max|x| (symmetric); no element: all zeros.
+  const float low = std::min(e.min, 0.0f);
+  const float high = std::max(e.max, 0.0f);
+  const float extent = asymmetric ? high - low : std::max(-low, high);
+  if (extent == 0.0f) return {store_scale(r, 1.0f), neutral};
+  if (!std::isfinite(low) || !std::isfinite(high)) {
+    return {store_scale(r, std::numeric_limits<float>::infinity()), neutral};
+  }
+  // A finite range: the scale in float32, rounded to the scale type, saturated at its largest
+  // finite value and kept at or above its smallest positive one, so that x / scale stays finite
+  // for finite x and the scale is never zero.
+  const float scale32 = extent / r.divisor;
+  uint32_t code;
+  float scale;
+  if (r.scale->type == ElementType::kFloat32) {
+    scale = std::isfinite(scale32) ? scale32 : std::numeric_limits<float>::max();
+    scale = std::max(scale, std::numeric_limits<float>::denorm_min());
+    code = std::bit_cast<uint32_t>(scale);
+  } else {
+    code = codec::encode_float(*r.scale, scale32, codec::Overflow::kSaturate);
+    if (code == 0) code = 1;  // the smallest positive subnormal (float16 and bfloat16: code 1)
+    scale = static_cast<float>(codec::decode(*r.scale, code));
+  }
+  if (!asymmetric || q.is_float()) return {code, neutral};
+  // zero point = qmin - rmin / scale in float32, saturated, then rounded half to even.
+  const float initial = r.qmin - low / scale;
+  const double clamped = std::clamp(static_cast<double>(initial), r.zp_lowest, r.zp_highest);
+  return {code, integer_code(r, codec::round_half_even(clamped))};
+}
+
+// --- Reductions over the geometry ------------------------------------------------------------
+
+// Extremes of groups [first, last) of a contiguous geometry (each group one stretch of x).
+void reduce_contiguous_groups(const TensorView& x, const Geometry& g, uint64_t first, uint64_t last, Extremes* out) {
+  const uint64_t groups_per_row = (g.row + g.row_block - 1) / g.row_block;
+  uint64_t group = first;
+  while (group < last) {
+    const uint64_t row = group / groups_per_row;
+    const uint64_t in_row = group % groups_per_row;
+    const uint64_t take = std::min(last - group, groups_per_row - in_row);
+    const uint64_t begin = in_row * g.row_block;
+    const uint64_t end = std::min(g.row, (in_row + take) * g.row_block);
+    kernels::reduce_groups(x.type, x.data, row * g.row + begin, end - begin, g.row_block, out + (group - first));
+    group += take;
+  }
+}
+
+// Every group's extremes (the first pass), threaded.
+std::vector<Extremes> reduce_all(const TensorView& x, const Geometry& g, const ParallelFor& host) {
+  std::vector<Extremes> result(g.group_count);
+  if (g.element_count == 0) return result;
+  if (g.granularity == Granularity::kPerTensor) {
+    const uint64_t tasks = exec::task_count(host, g.element_count, kMinElementsPerTask);
+    std::vector<Extremes> partial(tasks);
+    const uint64_t size = (g.element_count + tasks - 1) / tasks;
+    exec::parallel_tasks(host, tasks, [&](uint64_t t) {
+      const uint64_t begin = t * size;
+      const uint64_t end = std::min(g.element_count, begin + size);
+      if (begin < end) kernels::reduce_extremes(x.type, x.data, begin, end - begin, &partial[t]);
+    });
+    for (const Extremes& p : partial) result[0].merge(p);
+    return result;
+  }
+  if (g.contiguous) {
+    const uint64_t group_elements = std::min(g.row, g.row_block);
+    const uint64_t tasks = exec::task_count(host, g.group_count, std::max<uint64_t>(1, kMinElementsPerTask / group_elements));
+    const uint64_t size = (g.group_count + tasks - 1) / tasks;
+    exec::parallel_tasks(host, tasks, [&](uint64_t t) {
+      const uint64_t first = t * size;
+      const uint64_t last = std::min(g.group_count, first + size);
+      if (first < last) reduce_contiguous_groups(x, g, first, last, result.data() + first);
+    });
+    return result;
+  }
+  if (g.granularity == Granularity::kBlocked) {
+    // Blocked along an axis with inner > 1: group (o, b, i) gathers x[o, a, i] for a in block b;
+    // rows of the block accumulate element-wise over a tile of i.
+    constexpr uint64_t kTile = 4096;
+    const uint64_t tiles = (g.inner + kTile - 1) / kTile;
+    const uint64_t units = g.outer * g.blocks * tiles;
+    const uint64_t per_unit = std::max<uint64_t>(1, std::min(g.inner, kTile) * g.block);
+    const uint64_t tasks = exec::task_count(host, units, std::max<uint64_t>(1, kMinElementsPerTask / per_unit));
+    const uint64_t size = (units + tasks - 1) / tasks;
+    exec::parallel_tasks(host, tasks, [&](uint64_t t) {
+      std::vector<float> mins(kTile), maxs(kTile);
+      std::vector<uint32_t> nans(kTile);
+      for (uint64_t unit = t * size; unit < std::min(units, (t + 1) * size); ++unit) {
+        const uint64_t tile = unit % tiles;
+        const uint64_t ob = unit / tiles;  // o * blocks + b
+        const uint64_t o = ob / g.blocks, b = ob % g.blocks;
+        const uint64_t i0 = tile * kTile, width = std::min(kTile, g.inner - i0);
+        std::fill_n(mins.begin(), width, std::numeric_limits<float>::infinity());
+        std::fill_n(maxs.begin(), width, -std::numeric_limits<float>::infinity());
+        std::fill_n(nans.begin(), width, 0u);
+        for (uint64_t a = b * g.block; a < std::min(g.axis_dim, (b + 1) * g.block); ++a) {
+          kernels::accumulate_extremes(x.type, x.data, (o * g.axis_dim + a) * g.inner + i0, width, mins.data(),
+                                       maxs.data(), nans.data());
+        }
+        for (uint64_t i = 0; i < width; ++i) result[ob * g.inner + i0 + i] = Extremes{mins[i], maxs[i], nans[i] != 0};
+      }
+    });
+    return result;
+  }
+  // Per-axis with outer > 1: group a gathers x[o, a, :] for every o. Tasks take ranges of o, each
+  // into its own partial results, merged at the end.
+  const uint64_t slab = g.axis_dim * g.inner;
+  const uint64_t tasks = exec::task_count(host, g.outer, std::max<uint64_t>(1, kMinElementsPerTask / std::max<uint64_t>(slab, 1)));
+  const uint64_t size = (g.outer + tasks - 1) / tasks;
+  std::vector<std::vector<Extremes>> partial(tasks, std::vector<Extremes>(g.axis_dim));
+  constexpr uint64_t kRowReduce = 16;  // rows this long reduce to one value; shorter ones accumulate
+  exec::parallel_tasks(host, tasks, [&](uint64_t t) {
+    std::vector<Extremes>& mine = partial[t];
+    const uint64_t o_end = std::min(g.outer, (t + 1) * size);
+    if (g.inner >= kRowReduce) {
+      for (uint64_t o = t * size; o < o_end; ++o) {
+        for (uint64_t a = 0; a < g.axis_dim; ++a) {
+          kernels::reduce_extremes(x.type, x.data, (o * g.axis_dim + a) * g.inner, g.inner, &mine[a]);
+        }
+      }
+      return;
+    }
+    std::vector<float> mins(slab, std::numeric_limits<float>::infinity());
+    std::vector<float> maxs(slab, -std::numeric_limits<float>::infinity());
+    std::vector<uint32_t> nans(slab, 0u);
+    for (uint64_t o = t * size; o < o_end; ++o) {
+      kernels::accumulate_extremes(x.type, x.data, o * slab, slab, mins.data(), maxs.data(), nans.data());
+    }
+    for (uint64_t j = 0; j < slab; ++j) mine[j / g.inner].merge(Extremes{mins[j], maxs[j], nans[j] != 0});
+  });
+  for (const std::vector<Extremes>& p : partial) {
+    for (uint64_t a = 0; a < g.axis_dim; ++a) result[a].merge(p[a]);
+  }
+  return result;
+}
+
+// --- Checks of the caller's tensors ------------------------------------------------------------
+
+Status check_x(const char* op, const TensorView& x, uint64_t* count) {
+  if (Status s = plan::check_view(op, "x", x, count); !s.ok()) return s;
+  if (x.type != ElementType::kFloat32 && x.type != ElementType::kFloat16 && x.type != ElementType::kBfloat16) {
+    return Status::invalid_argument(std::string(op) + ": x has type " + type_text(x.type) +
+                                    "; scales come from float32, float16 or bfloat16 data");
+  }
+  return {};
+}
+
+Status check_output(const char* op, const char* role, const MutableTensorView& view, ElementType type,
+                    std::span<const int64_t> shape, uint64_t count) {
+  if (view.type != type) {
+    return Status::invalid_argument(std::string(op) + ": " + role + " has type " + type_text(view.type) + " but must be " +
+                                    std::string(name(type)));
+  }
+  if (!std::equal(view.shape.begin(), view.shape.end(), shape.begin(), shape.end())) {
+    return Status::invalid_argument(std::string(op) + ": " + role + " has shape " + plan::shape_string(view.shape) +
+                                    " but must have shape " + plan::shape_string(shape));
+  }
+  if (count > 0 && view.data == nullptr) {
+    return Status::invalid_argument(std::string(op) + ": " + role + " is null but has " + std::to_string(count) + " elements");
+  }
+  return {};
+}
+
+bool zero_point_can_be_nonzero(const Rules& r) {
+  return r.quantized->is_integer() && (r.method == ScaleMethod::kMinMax || !r.quantized->is_signed);
+}
+
+struct Prepared {
+  Rules rules;
+  Geometry geometry;
+};
+
+Result<Prepared> prepare(const char* op, const TensorView& x, const QparamsOptions& options, const MutableTensorView& scale,
+                         const MutableTensorView* zero_point) {
+  uint64_t count = 0;
+  if (Status s = check_x(op, x, &count); !s.ok()) return s;
+  Result<Rules> rules = make_rules(options);
+  if (!rules.ok()) return rules.status();
+  Result<Geometry> geometry = make_geometry(x.shape, options);
+  if (!geometry.ok()) return geometry.status();
+  const Geometry& g = geometry.value();
+  if (Status s = check_output(op, "scale", scale, options.scale_type, g.scale_shape, g.group_count); !s.ok()) return s;
+  if (zero_point != nullptr) {
+    if (Status s = check_output(op, "zero_point", *zero_point, options.quantized_type, g.scale_shape, g.group_count); !s.ok()) {
+      return s;
+    }
+  } else if (zero_point_can_be_nonzero(rules.value())) {
+    return Status::invalid_argument(std::string(op) + ": method " + method_name(options.method) + " gives " +
+                                    std::string(name(options.quantized_type)) +
+                                    " nonzero zero points; pass a zero_point tensor to receive them");
+  }
+  return Prepared{rules.value(), g};
+}
+
+void write_group(const Rules& r, const Extremes& e, uint64_t index, const MutableTensorView& scale,
+                 const MutableTensorView* zero_point) {
+  const Finished f = finish(r, e);
+  codec::store_code(scale.data, *r.scale, index, f.scale_code, scale.layout);
+  if (zero_point != nullptr) codec::store_code(zero_point->data, *r.quantized, index, f.zero_point_code, zero_point->layout);
+}
+
+void write_groups(const Rules& r, const Extremes* extremes, uint64_t first, uint64_t count, const MutableTensorView& scale,
+                  const MutableTensorView* zero_point) {
+  for (uint64_t i = 0; i < count; ++i) write_group(r, extremes[i], first + i, scale, zero_point);
+}
+
+// Packed zero points share bytes between groups: their padding is zeroed first and whole bytes go
+// to one task at a time (the finish runs after the reduction, on the calling thread, for those).
+void zero_packed_padding(const MutableTensorView& view, uint64_t count) {
+  const ElementTypeInfo& t = info(view.type);
+  if (t.is_packed() && view.layout == SubByteLayout::kPacked && count > 0) {
+    static_cast<unsigned char*>(view.data)[storage_bytes(view.type, count) - 1] = 0;
+  }
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> qparams_shape(std::span<const int64_t> x_shape, const QparamsOptions& options) {
+  Result<Geometry> g = make_geometry(x_shape, options);
+  if (!g.ok()) return g.status();
+  return g.value().scale_shape;
+}
+
+Status compute_qparams(const TensorView& x, const QparamsOptions& options, const MutableTensorView& scale,
+                       const MutableTensorView* zero_point, const ExecuteOptions& execution) {
+  Result<Prepared> prepared = prepare("compute_qparams", x, options, scale, zero_point);
+  if (!prepared.ok()) return prepared.status();
+  const Rules& r = prepared.value().rules;
+  const Geometry& g = prepared.value().geometry;
+  if (zero_point != nullptr) zero_packed_padding(*zero_point, g.group_count);
+  const std::vector<Extremes> extremes = reduce_all(x, g, execution.parallel_for);
+  write_groups(r, extremes.data(), 0, g.group_count, scale, zero_point);
+  return {};
+}
+
+Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, const MutableTensorView& y,
+                        const MutableTensorView& scale, const MutableTensorView* zero_point,
+                        const ExecuteOptions& execution) {
+  constexpr const char* op = "dynamic_quantize";
+  Result<Prepared> prepared = prepare(op, x, options, scale, zero_point);
+  if (!prepared.ok()) return prepared.status();
+  const Rules& r = prepared.value().rules;
+  const Geometry& g = prepared.value().geometry;
+  const ElementTypeInfo& q = *r.quantized;
+  if (q.is_integer() && q.bits == 32) {
+    return Status::invalid_argument(std::string(op) + ": quantized_type " + std::string(q.name) +
+                                    " is not an output of QuantizeLinear (compute_qparams gives its scales)");
+  }
+  if (Status s = check_output(op, "y", y, options.quantized_type, x.shape, g.element_count); !s.ok()) return s;
+  // Float types' zero points are +0 codes, written before planning (the planner checks them).
+  if (zero_point != nullptr && q.is_float()) {
+    std::memset(zero_point->data, 0, storage_bytes(q.type, g.group_count, zero_point->layout));
+  }
+
+  // The quantize plan reads the scales and zero points this call writes.
+  const TensorView scale_in{scale.type, scale.shape, scale.data, scale.layout};
+  const TensorView zero_point_in =
+      zero_point != nullptr ? TensorView{zero_point->type, zero_point->shape, zero_point->data, zero_point->layout} : TensorView{};
+  QuantizeLinearAttributes attributes;
+  attributes.axis = g.granularity == Granularity::kPerTensor ? 1 : g.axis;
+  attributes.block_size = g.granularity == Granularity::kBlocked ? static_cast<int64_t>(g.block) : 0;
+  if (zero_point == nullptr) attributes.output_dtype = static_cast<int64_t>(options.quantized_type);
+  Result<Plan> plan = plan_quantize_linear(x, scale_in, zero_point != nullptr ? &zero_point_in : nullptr, attributes);
+  if (!plan.ok()) return Status::invalid_argument(std::string(op) + ": " + plan.status().message());
+  if (g.element_count == 0) return {};
+  if (zero_point != nullptr) zero_packed_padding(*zero_point, g.group_count);
+
+  // One pass where each group is a contiguous stretch that fits in cache and, for packed y (and
+  // packed zero points), group boundaries fall on whole bytes: tasks then own whole bytes.
+  const uint64_t group_elements = std::min(g.row, g.row_block);
+  const bool packed_y = q.is_packed() && y.layout == SubByteLayout::kPacked;
+  const bool packed_zp = zero_point != nullptr && q.is_packed() && zero_point->layout == SubByteLayout::kPacked;
+  const bool byte_aligned = (!packed_y || (g.row % 8 == 0 && (g.row_block % 8 == 0 || g.row_block >= g.row))) && !packed_zp;
+  const bool one_pass = g.granularity != Granularity::kPerTensor && g.contiguous && group_elements <= kCacheChunkElements &&
+                        byte_aligned;
+  if (!one_pass) {
+    if (Status s = compute_qparams(x, options, scale, zero_point, execution); !s.ok()) return s;
+    ExecuteOptions run = execution;
+    return execute(plan.value(), y, run);
+  }
+  if (packed_y) static_cast<unsigned char*>(y.data)[storage_bytes(y.type, g.element_count) - 1] = 0;
+  const Layout canonical = exec::canonical_layout(plan.value().layout);
+  const uint64_t groups_per_chunk = std::max<uint64_t>(1, kCacheChunkElements / group_elements);
+  const uint64_t tasks = exec::task_count(execution.parallel_for, g.group_count,
+                                          std::max<uint64_t>(1, kMinElementsPerTask / group_elements));
+  const uint64_t size = (g.group_count + tasks - 1) / tasks;
+  const uint64_t groups_per_row = (g.row + g.row_block - 1) / g.row_block;
+  // Element index where group `group` starts.
+  auto group_start = [&](uint64_t group) {
+    const uint64_t row = group / groups_per_row, in_row = group % groups_per_row;
+    return row * g.row + std::min(g.row, in_row * g.row_block);
+  };
+  exec::parallel_tasks(execution.parallel_for, tasks, [&](uint64_t t) {
+    std::vector<Extremes> extremes(groups_per_chunk);
+    const uint64_t task_end = std::min(g.group_count, (t + 1) * size);
+    for (uint64_t first = t * size; first < task_end; first += groups_per_chunk) {
+      const uint64_t last = std::min(task_end, first + groups_per_chunk);
+      reduce_contiguous_groups(x, g, first, last, extremes.data());
+      write_groups(r, extremes.data(), first, last - first, scale, zero_point);
+      const uint64_t begin = group_start(first);
+      const uint64_t end = last == g.group_count ? g.element_count : group_start(last);
+      kernels::execute_range(plan.value(), canonical, begin, end, y);
+    }
+  });
+  return {};
+}
+
+Status dynamic_quantize_linear(const TensorView& x, const MutableTensorView& y, float* y_scale, uint8_t* y_zero_point,
+                               const ExecuteOptions& execution) {
+  const std::string op = "DynamicQuantizeLinear-11";
+  uint64_t count = 0;
+  if (Status s = plan::check_view(op, "x", x, &count); !s.ok()) return s;
+  if (x.type != ElementType::kFloat32) {
+    return Status::invalid_argument(op + ": x has type " + type_text(x.type) + "; type constraint T1 allows float32 only");
+  }
+  if (count == 0) {
+    return Status::invalid_argument(op + ": x has no elements (shape " + plan::shape_string(x.shape) +
+                                    "), so its range is undefined (onnx.reference raises here too)");
+  }
+  if (y_scale == nullptr || y_zero_point == nullptr) {
+    return Status::invalid_argument(op + ": y_scale and y_zero_point outputs must not be null");
+  }
+  Geometry g;
+  g.element_count = count;
+  g.axis_dim = g.block = count;
+  g.contiguous = true;
+  g.row = g.row_block = count;
+  const Extremes e = reduce_all(x, g, execution.parallel_for)[0];
+  // onnx.reference, in float32: maxx = max(0, max(x)), minx = min(0, min(x)) (NaN propagates);
+  // scale = (maxx == minx ? 1 : maxx - minx) / 255; zero point = rint(clip(0 - minx / scale)),
+  // where the clip is Python's min(255, max(0, ...)), which takes 255 for NaN.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float maxx = e.nan ? nan : std::max(e.max, 0.0f);
+  const float minx = e.nan ? nan : std::min(e.min, 0.0f);
+  const float scale = (maxx == minx ? 1.0f : maxx - minx) / 255.0f;
+  const float initial = 0.0f - minx / scale;
+  // Python: min(255, v) is 255 unless v < 255; max(0, m) is 0 unless m > 0.
+  const float upper = initial < 255.0f ? initial : 255.0f;
+  const float clipped = upper > 0.0f ? upper : 0.0f;
+  const double zero_point = codec::round_half_even(clipped);
+  *y_scale = scale;
+  *y_zero_point = static_cast<uint8_t>(zero_point);
+
+  const int64_t scalar_shape[1] = {1};
+  const TensorView scale_view{ElementType::kFloat32, std::span<const int64_t>(scalar_shape, 0), y_scale};
+  const TensorView zero_point_view{ElementType::kUint8, std::span<const int64_t>(scalar_shape, 0), y_zero_point};
+  QuantizeLinearAttributes attributes;
+  attributes.opset = 11;
+  Result<Plan> plan = plan_quantize_linear(x, scale_view, &zero_point_view, attributes);
+  if (!plan.ok()) return plan.status();
+  if (Status s = check_output(op.c_str(), "y", y, ElementType::kUint8, x.shape, count); !s.ok()) return s;
+  return execute(plan.value(), y, execution);
+}
+
+}  // namespace qdq
