@@ -35,8 +35,22 @@ HWY_INLINE VF LoadLanes(const void* data, uint64_t i) {
     const auto bits = hn::PromoteTo(du, hn::LoadU(d16, static_cast<const uint16_t*>(data) + i));
     return hn::BitCast(df, hn::ShiftLeft<16>(bits));
   } else {
-    const hn::Rebind<hwy::float16_t, DF> dh;
-    return hn::PromoteTo(df, hn::LoadU(dh, static_cast<const hwy::float16_t*>(data) + i));
+    // float16 on the bits (Highway 1.0.3's emulated PromoteTo turns inf and NaN into finite
+    // values on targets without F16C): s'eeeee'mmmmmmmmmm -> float32.
+    const hn::RebindToUnsigned<DF> du;
+    const hn::Rebind<uint16_t, DF> d16;
+    const auto h = hn::PromoteTo(du, hn::LoadU(d16, static_cast<const uint16_t*>(data) + i));
+    const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
+    const auto magnitude = hn::And(h, hn::Set(du, 0x7FFFu));
+    const auto exponent = hn::ShiftRight<10>(magnitude);
+    // Normal: rebias the exponent by 127 - 15; inf/NaN (exponent 31): all-ones exponent, the
+    // mantissa moved up (a NaN stays a NaN); subnormal (exponent 0): mantissa * 2^-24, exact.
+    const auto normal = hn::Add(hn::ShiftLeft<13>(magnitude), hn::Set(du, (127u - 15u) << 23));
+    const auto special = hn::Or(hn::Set(du, 0x7F80'0000u), hn::ShiftLeft<13>(hn::And(magnitude, hn::Set(du, 0x3FFu))));
+    const VF subnormal = hn::Mul(hn::ConvertTo(df, hn::BitCast(hn::RebindToSigned<DF>(), magnitude)), hn::Set(df, 0x1p-24f));
+    const auto bits = hn::IfThenElse(hn::Eq(exponent, hn::Set(du, 31u)), special, normal);
+    const VF value = hn::IfThenElse(hn::RebindMask(df, hn::Eq(exponent, hn::Zero(du))), subnormal, hn::BitCast(df, bits));
+    return hn::Or(value, hn::BitCast(df, sign));
   }
 }
 
@@ -87,13 +101,8 @@ void ReduceTyped(const void* x, uint64_t index, uint64_t count, Extremes* e) {
   b.Fold(e);
   for (; i < count; ++i) {
     const float v = ScalarValue(kX, x, index + i);
-    Extremes one;
-    if (v != v) {
-      one.nan = true;
-    } else {
-      one.min = one.max = v;
-    }
-    e->merge(one);
+    const bool is_nan = v != v;
+    e->merge(Extremes{is_nan ? 0.0f : v, is_nan ? 0.0f : v, is_nan});  // NaN as +0, as the lanes do
   }
 }
 
@@ -130,12 +139,10 @@ void AccumulateTyped(const void* x, uint64_t index, uint64_t count, float* mins,
   }
   for (; i < count; ++i) {
     const float v = ScalarValue(kX, x, index + i);
-    if (v != v) {
-      nans[i] = 1;
-    } else {
-      mins[i] = std::min(mins[i], v);
-      maxs[i] = std::max(maxs[i], v);
-    }
+    const bool is_nan = v != v;
+    if (is_nan) nans[i] = 1;
+    mins[i] = std::min(mins[i], is_nan ? 0.0f : v);  // NaN as +0, as the lanes do
+    maxs[i] = std::max(maxs[i], is_nan ? 0.0f : v);
   }
 }
 

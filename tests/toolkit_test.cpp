@@ -1,0 +1,228 @@
+// The toolkit's C++ side: the SIMD extremes reductions on every Highway target against a scalar
+// loop, and dynamic_quantize (its one-pass and two-pass paths, threaded) against compute_qparams
+// followed by quantize_linear. The formulas themselves are checked against an independent numpy
+// transcription in python/tests/test_toolkit.py.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "kernels/reduce.h"
+#include "qdq/toolkit.hpp"
+#include "types/codec.h"
+
+namespace qdq {
+namespace {
+
+constexpr uint32_t kSeed = 20261122;
+
+class ToolkitTargets : public ::testing::Test {
+ protected:
+  void TearDown() override { kernels::force_target(0); }
+};
+
+// Random float32 values with NaN, infinities, -0 and subnormals sprinkled in, stored as `type`.
+std::vector<uint8_t> random_values(ElementType type, size_t n, std::mt19937& rng, std::vector<float>* as_float) {
+  std::uniform_real_distribution<float> uniform(-100.0f, 100.0f);
+  std::uniform_int_distribution<int> pick(0, 40);
+  const ElementTypeInfo& t = info(type);
+  std::vector<uint8_t> bytes(n * t.bytes_per_element());
+  as_float->resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    float v = uniform(rng);
+    switch (pick(rng)) {
+      case 0: v = std::numeric_limits<float>::quiet_NaN(); break;
+      case 1: v = std::numeric_limits<float>::infinity(); break;
+      case 2: v = -std::numeric_limits<float>::infinity(); break;
+      case 3: v = -0.0f; break;
+      case 4: v = 1e-40f; break;
+      default: break;
+    }
+    uint32_t code = type == ElementType::kFloat32 ? std::bit_cast<uint32_t>(v)
+                                                  : codec::encode_float(t, v, codec::Overflow::kInfOrNan);
+    codec::store_code(bytes.data(), t, i, code);
+    (*as_float)[i] = static_cast<float>(codec::load_value(bytes.data(), t, i));
+  }
+  return bytes;
+}
+
+kernels::Extremes scalar_extremes(const float* v, size_t n) {
+  kernels::Extremes e;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isnan(v[i])) {
+      e.nan = true;
+      continue;
+    }
+    e.min = std::min(e.min, v[i]);
+    e.max = std::max(e.max, v[i]);
+  }
+  return e;
+}
+
+// NaN counts as +0 in the kernels' min and max (documented in reduce.h): compare with that folded in.
+void expect_same(const kernels::Extremes& got, kernels::Extremes want, const std::string& where) {
+  if (want.nan) {
+    want.min = std::min(want.min, 0.0f);
+    want.max = std::max(want.max, 0.0f);
+  }
+  EXPECT_EQ(got.nan, want.nan) << where;
+  EXPECT_EQ(got.min, want.min) << where;  // == on purpose: -0 and +0 may differ in sign only
+  EXPECT_EQ(got.max, want.max) << where;
+}
+
+TEST_F(ToolkitTargets, ExtremesMatchAScalarLoopOnEveryTarget) {
+  std::mt19937 rng(kSeed);
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    const std::string name = kernels::target_name(target);
+    for (ElementType type : {ElementType::kFloat32, ElementType::kFloat16, ElementType::kBfloat16}) {
+      for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{16}, size_t{33}, size_t{100}, size_t{1000}}) {
+        std::vector<float> values;
+        const std::vector<uint8_t> bytes = random_values(type, n + 3, rng, &values);
+        const std::string where = name + " " + std::string(qdq::name(type)) + " n=" + std::to_string(n);
+        // From an unaligned start (element 3), across tails.
+        kernels::Extremes got;
+        kernels::reduce_extremes(type, bytes.data(), 3, n, &got);
+        expect_same(got, scalar_extremes(values.data() + 3, n), where);
+        // Groups of 5 (the last one short).
+        std::vector<kernels::Extremes> groups((n + 4) / 5);
+        kernels::reduce_groups(type, bytes.data(), 3, n, 5, groups.data());
+        for (size_t g = 0; g < groups.size(); ++g) {
+          expect_same(groups[g], scalar_extremes(values.data() + 3 + g * 5, std::min<size_t>(5, n - g * 5)),
+                      where + " group " + std::to_string(g));
+        }
+        // Element-wise accumulation of two rows.
+        std::vector<float> mins(n, std::numeric_limits<float>::infinity()), maxs(n, -std::numeric_limits<float>::infinity());
+        std::vector<uint32_t> nans(n, 0);
+        std::vector<float> second;
+        const std::vector<uint8_t> other = random_values(type, n, rng, &second);
+        kernels::accumulate_extremes(type, bytes.data(), 3, n, mins.data(), maxs.data(), nans.data());
+        kernels::accumulate_extremes(type, other.data(), 0, n, mins.data(), maxs.data(), nans.data());
+        for (size_t j = 0; j < n; ++j) {
+          const float pair[2] = {values[3 + j], second[j]};
+          const kernels::Extremes e{mins[j], maxs[j], nans[j] != 0};
+          expect_same(e, scalar_extremes(pair, 2), where + " column " + std::to_string(j));
+        }
+      }
+    }
+  }
+}
+
+struct DynamicCase {
+  ElementType type;
+  ScaleMethod method;
+  Granularity granularity;
+  int64_t axis, block;
+  std::vector<int64_t> shape;
+  ElementType scale_type = ElementType::kFloat32;
+};
+
+// dynamic_quantize == compute_qparams, then quantize_linear with what it gave.
+void check_dynamic(const DynamicCase& c, std::mt19937& rng, const std::string& where) {
+  uint64_t n = 1;
+  for (int64_t d : c.shape) n *= static_cast<uint64_t>(d);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = normal(rng);
+  QparamsOptions o;
+  o.quantized_type = c.type;
+  o.method = c.method;
+  o.granularity = c.granularity;
+  o.axis = c.axis;
+  o.block_size = c.block;
+  o.scale_type = c.scale_type;
+  const Result<std::vector<int64_t>> qshape = qparams_shape(c.shape, o);
+  ASSERT_TRUE(qshape.ok()) << where << qshape.status().message();
+  uint64_t groups = 1;
+  for (int64_t d : qshape.value()) groups *= static_cast<uint64_t>(d);
+  const bool has_zp = info(c.type).is_integer();
+  std::vector<uint8_t> scale(groups * 4), zp(groups * 4 + 1), y(n * 4 + 1);
+  std::vector<uint8_t> want_scale(scale.size()), want_zp(zp.size()), want_y(y.size());
+  const TensorView xv{ElementType::kFloat32, c.shape, x.data()};
+  MutableTensorView zv{c.type, qshape.value(), zp.data()}, want_zv{c.type, qshape.value(), want_zp.data()};
+  ASSERT_TRUE(dynamic_quantize(xv, o, {c.type, c.shape, y.data()}, {o.scale_type, qshape.value(), scale.data()},
+                               has_zp ? &zv : nullptr)
+                  .ok())
+      << where;
+  ASSERT_TRUE(compute_qparams(xv, o, {o.scale_type, qshape.value(), want_scale.data()}, has_zp ? &want_zv : nullptr).ok())
+      << where;
+  QuantizeLinearAttributes a;
+  a.axis = c.granularity == Granularity::kPerTensor ? 1 : c.axis;
+  a.block_size = c.granularity == Granularity::kBlocked ? c.block : 0;
+  if (!has_zp) a.output_dtype = static_cast<int64_t>(c.type);
+  const TensorView sv{o.scale_type, qshape.value(), want_scale.data()};
+  const TensorView zpv{c.type, qshape.value(), want_zp.data()};
+  ASSERT_TRUE(quantize_linear(xv, sv, has_zp ? &zpv : nullptr, a, {c.type, c.shape, want_y.data()}).ok()) << where;
+  EXPECT_EQ(scale, want_scale) << where;
+  EXPECT_EQ(zp, want_zp) << where;
+  EXPECT_EQ(y, want_y) << where;
+}
+
+TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
+  using E = ElementType;
+  using G = Granularity;
+  const std::vector<DynamicCase> cases = {
+      {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, -1, 32, {64, 4096}},        // one pass, threaded
+      {E::kUint8, ScaleMethod::kSymmetric, G::kBlocked, 1, 96, {40, 1000}},     // one pass, short last block
+      {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, -1, 3, {8, 30}},            // packed, unaligned: two passes
+      {E::kInt8, ScaleMethod::kSymmetric, G::kPerAxis, 0, 0, {300, 70}},        // per-axis along axis 0: one pass
+      {E::kUint16, ScaleMethod::kMinMax, G::kPerAxis, 1, 0, {30, 70, 5}},       // per-axis, inner 5: accumulate
+      {E::kInt8, ScaleMethod::kMinMax, G::kPerAxis, 1, 0, {4, 20, 100}},        // per-axis, rows reduce
+      {E::kInt8, ScaleMethod::kSymmetricRestricted, G::kPerTensor, 0, 0, {200, 1001}},  // per-tensor: two passes
+      {E::kInt2, ScaleMethod::kMinMax, G::kBlocked, 0, 4, {10, 9}},             // blocked along a non-last axis
+      {E::kFloat8E4M3FN, ScaleMethod::kMxFloor, G::kBlocked, -1, 32, {33, 96}, E::kFloat8E8M0},
+      {E::kFloat4E2M1, ScaleMethod::kMxRceil, G::kBlocked, -1, 32, {8, 320}, E::kFloat8E8M0},
+      {E::kFloat8E5M2, ScaleMethod::kSymmetric, G::kPerAxis, 0, 0, {17, 50}, E::kBfloat16},
+  };
+  std::mt19937 rng(kSeed + 1);
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      check_dynamic(cases[i], rng, kernels::target_name(target) + " case " + std::to_string(i) + ": ");
+    }
+  }
+}
+
+TEST(Toolkit, DynamicQuantizeLinearOfAConstantTensor) {
+  // All 2.5: maxx = 2.5, minx = 0, scale = 2.5 / 255, zero point 0, every code 255.
+  std::vector<float> x(1000, 2.5f);
+  std::vector<uint8_t> y(1000);
+  const std::vector<int64_t> shape = {1000};
+  float scale = 0;
+  uint8_t zp = 1;
+  ASSERT_TRUE(dynamic_quantize_linear({ElementType::kFloat32, shape, x.data()}, {ElementType::kUint8, shape, y.data()}, &scale,
+                                      &zp)
+                  .ok());
+  EXPECT_EQ(scale, 2.5f / 255.0f);
+  EXPECT_EQ(zp, 0);
+  for (uint8_t v : y) EXPECT_EQ(v, 255);
+}
+
+TEST(Toolkit, ErrorsNameTheValueAndTheRule) {
+  std::vector<float> x(8, 1.0f);
+  const std::vector<int64_t> shape = {2, 4}, scalar = {};
+  float scale = 0;
+  QparamsOptions o;
+  o.quantized_type = ElementType::kInt8;
+  o.method = ScaleMethod::kMxCeil;
+  Status s = compute_qparams({ElementType::kFloat32, shape, x.data()}, o, {ElementType::kFloat32, scalar, &scale}, nullptr);
+  EXPECT_NE(s.message().find("method mx_ceil makes power-of-two scales for float element types"), std::string::npos)
+      << s.message();
+  o.method = ScaleMethod::kMinMax;
+  s = compute_qparams({ElementType::kFloat32, shape, x.data()}, o, {ElementType::kFloat32, scalar, &scale}, nullptr);
+  EXPECT_NE(s.message().find("pass a zero_point tensor"), std::string::npos) << s.message();
+  const std::vector<int64_t> wrong = {3};
+  int8_t zp[3];
+  MutableTensorView zv{ElementType::kInt8, wrong, zp};
+  s = compute_qparams({ElementType::kFloat32, shape, x.data()}, o, {ElementType::kFloat32, scalar, &scale}, &zv);
+  EXPECT_NE(s.message().find("zero_point has shape [3] but must have shape []"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace qdq
