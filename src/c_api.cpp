@@ -3,10 +3,13 @@
 // message. Nothing propagates across extern "C".
 #include "qdq/qdq.h"
 
+#include <algorithm>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "qdq/qdq.hpp"
+#include "qdq/toolkit.hpp"
 
 namespace {
 
@@ -163,6 +166,49 @@ qdq_status_code output_type_of(const char* function, const Roles& roles, const q
   });
 }
 
+// The toolkit's options and tensors, checked.
+qdq::Status to_qparams_options(const char* function, const qdq_qparams_options* options, qdq::QparamsOptions* out) {
+  if (options == nullptr) return null_argument(function, "options");
+  if (options->method < 0 || options->method > QDQ_SCALE_MX_RCEIL) {
+    return qdq::Status::invalid_argument(std::string(function) + ": options->method is " + std::to_string(options->method) +
+                                         "; it must be a qdq_scale_method (0.." + std::to_string(QDQ_SCALE_MX_RCEIL) + ")");
+  }
+  if (options->granularity < 0 || options->granularity > QDQ_BLOCKED) {
+    return qdq::Status::invalid_argument(std::string(function) + ": options->granularity is " +
+                                         std::to_string(options->granularity) +
+                                         "; it must be QDQ_PER_TENSOR, QDQ_PER_AXIS or QDQ_BLOCKED (0..2)");
+  }
+  out->quantized_type = static_cast<qdq::ElementType>(options->quantized_type);
+  out->scale_type = static_cast<qdq::ElementType>(options->scale_type);
+  out->method = static_cast<qdq::ScaleMethod>(options->method);
+  out->granularity = static_cast<qdq::Granularity>(options->granularity);
+  out->axis = options->axis;
+  out->block_size = options->block_size;
+  return {};
+}
+
+struct Toolkit {
+  qdq::TensorView x;
+  qdq::QparamsOptions options;
+  qdq::MutableTensorView y, scale, zero_point;
+  bool has_zero_point = false;
+  const qdq::MutableTensorView* zero_point_or_null() const { return has_zero_point ? &zero_point : nullptr; }
+};
+
+qdq::Status to_toolkit(const char* function, const qdq_tensor* x, const qdq_qparams_options* options,
+                       const qdq_mutable_tensor* y, const qdq_mutable_tensor* scale,
+                       const qdq_mutable_tensor* zero_point, Toolkit* t) {
+  if (qdq::Status s = to_view(function, "x", x, &t->x); !s.ok()) return s;
+  if (qdq::Status s = to_qparams_options(function, options, &t->options); !s.ok()) return s;
+  if (y != nullptr) {
+    if (qdq::Status s = to_view(function, "y", y, &t->y); !s.ok()) return s;
+  }
+  if (qdq::Status s = to_view(function, "scale", scale, &t->scale); !s.ok()) return s;
+  t->has_zero_point = zero_point != nullptr;
+  if (zero_point != nullptr) return to_view(function, "zero_point", zero_point, &t->zero_point);
+  return {};
+}
+
 }  // namespace
 
 extern "C" {
@@ -255,6 +301,70 @@ qdq_status_code qdq_elementwise_dequantize_linear(const qdq_tensor* x, const qdq
                         return qdq::plan_elementwise_dequantize_linear(in.x, in.scale, in.zero_point_or_null(),
                                                                        out.type);
                       });
+}
+
+void qdq_qparams_options_init(qdq_qparams_options* options) {
+  if (options == nullptr) return;
+  const qdq::QparamsOptions defaults;
+  options->quantized_type = static_cast<int32_t>(defaults.quantized_type);
+  options->scale_type = static_cast<int32_t>(defaults.scale_type);
+  options->method = static_cast<int32_t>(defaults.method);
+  options->granularity = static_cast<int32_t>(defaults.granularity);
+  options->axis = defaults.axis;
+  options->block_size = defaults.block_size;
+}
+
+qdq_status_code qdq_qparams_shape(const qdq_tensor* x, const qdq_qparams_options* options, int32_t* rank,
+                                  int64_t* shape) {
+  constexpr const char* function = "qdq_qparams_shape";
+  return guarded(function, [&]() -> qdq::Status {
+    qdq::TensorView xv;
+    if (qdq::Status s = to_view(function, "x", x, &xv); !s.ok()) return s;
+    qdq::QparamsOptions o;
+    if (qdq::Status s = to_qparams_options(function, options, &o); !s.ok()) return s;
+    if (rank == nullptr) return null_argument(function, "rank");
+    const qdq::Result<std::vector<int64_t>> result = qdq::qparams_shape(xv.shape, o);
+    if (!result.ok()) return result.status();
+    if (!result.value().empty() && shape == nullptr) return null_argument(function, "shape");
+    *rank = static_cast<int32_t>(result.value().size());
+    std::copy(result.value().begin(), result.value().end(), shape);
+    return {};
+  });
+}
+
+qdq_status_code qdq_compute_qparams(const qdq_tensor* x, const qdq_qparams_options* options,
+                                    const qdq_mutable_tensor* scale, const qdq_mutable_tensor* zero_point) {
+  constexpr const char* function = "qdq_compute_qparams";
+  return guarded(function, [&]() -> qdq::Status {
+    Toolkit t;
+    if (qdq::Status s = to_toolkit(function, x, options, nullptr, scale, zero_point, &t); !s.ok()) return s;
+    return qdq::compute_qparams(t.x, t.options, t.scale, t.zero_point_or_null());
+  });
+}
+
+qdq_status_code qdq_dynamic_quantize(const qdq_tensor* x, const qdq_qparams_options* options,
+                                     const qdq_mutable_tensor* y, const qdq_mutable_tensor* scale,
+                                     const qdq_mutable_tensor* zero_point) {
+  constexpr const char* function = "qdq_dynamic_quantize";
+  return guarded(function, [&]() -> qdq::Status {
+    Toolkit t;
+    if (qdq::Status s = to_toolkit(function, x, options, y, scale, zero_point, &t); !s.ok()) return s;
+    return qdq::dynamic_quantize(t.x, t.options, t.y, t.scale, t.zero_point_or_null());
+  });
+}
+
+qdq_status_code qdq_dynamic_quantize_linear(const qdq_tensor* x, const qdq_mutable_tensor* y, float* y_scale,
+                                            uint8_t* y_zero_point) {
+  constexpr const char* function = "qdq_dynamic_quantize_linear";
+  return guarded(function, [&]() -> qdq::Status {
+    qdq::TensorView xv;
+    qdq::MutableTensorView yv;
+    if (qdq::Status s = to_view(function, "x", x, &xv); !s.ok()) return s;
+    if (qdq::Status s = to_view(function, "y", y, &yv); !s.ok()) return s;
+    if (y_scale == nullptr) return null_argument(function, "y_scale");
+    if (y_zero_point == nullptr) return null_argument(function, "y_zero_point");
+    return qdq::dynamic_quantize_linear(xv, yv, y_scale, y_zero_point);
+  });
 }
 
 }  // extern "C"

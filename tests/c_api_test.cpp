@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "qdq/qdq.hpp"
+#include "qdq/toolkit.hpp"
 
 namespace {
 
@@ -650,6 +651,81 @@ TEST(CApiShapes, ZeroSizeWithNullData) {
   const qdq_tensor nx = tensor(kFloat, full, nullptr);
   EXPECT_EQ(qdq_quantize_linear(&nx, &st, nullptr, nullptr, &yt), QDQ_INVALID_ARGUMENT);
   EXPECT_ERROR_MENTIONS("QuantizeLinear-25", "'x'", "null data", "3 elements");
+}
+
+}  // namespace
+
+namespace {
+
+// The toolkit through the C ABI gives what the C++ API gives (the formulas are tested in
+// python/tests/test_toolkit.py); misuse is reported, never followed.
+TEST(CApiToolkit, QparamsAndDynamicQuantizeMatchTheCppApi) {
+  std::vector<float> x(4 * 64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 101) / 7.0f - 6.0f;
+  const int64_t x_shape[2] = {4, 64};
+  const qdq_tensor xt{1, 2, x_shape, x.data()};
+  qdq_qparams_options o;
+  qdq_qparams_options_init(&o);
+  EXPECT_EQ(o.quantized_type, 3);
+  EXPECT_EQ(o.method, QDQ_SCALE_MINMAX);
+  o.quantized_type = 22;  // INT4
+  o.granularity = QDQ_BLOCKED;
+  o.axis = -1;
+  o.block_size = 32;
+  int32_t rank = -1;
+  int64_t shape[2] = {};
+  ASSERT_EQ(qdq_qparams_shape(&xt, &o, &rank, shape), QDQ_OK) << qdq_last_error();
+  ASSERT_EQ(rank, 2);
+  EXPECT_EQ(shape[0], 4);
+  EXPECT_EQ(shape[1], 2);
+  float scale[8];
+  uint8_t zp[4], y[128];
+  const qdq_mutable_tensor st{1, 2, shape, scale}, zt{22, 2, shape, zp}, yt{22, 2, x_shape, y};
+  ASSERT_EQ(qdq_dynamic_quantize(&xt, &o, &yt, &st, &zt), QDQ_OK) << qdq_last_error();
+
+  qdq::QparamsOptions cpp;
+  cpp.quantized_type = qdq::ElementType::kInt4;
+  cpp.granularity = qdq::Granularity::kBlocked;
+  cpp.axis = -1;
+  cpp.block_size = 32;
+  float want_scale[8];
+  uint8_t want_zp[4], want_y[128];
+  const std::vector<int64_t> xs = {4, 64}, ss = {4, 2};
+  qdq::MutableTensorView want_zv{qdq::ElementType::kInt4, ss, want_zp};
+  ASSERT_TRUE(qdq::dynamic_quantize({qdq::ElementType::kFloat32, xs, x.data()}, cpp, {qdq::ElementType::kInt4, xs, want_y},
+                                    {qdq::ElementType::kFloat32, ss, want_scale}, &want_zv)
+                  .ok());
+  EXPECT_EQ(std::memcmp(scale, want_scale, sizeof scale), 0);
+  EXPECT_EQ(std::memcmp(zp, want_zp, sizeof zp), 0);
+  EXPECT_EQ(std::memcmp(y, want_y, sizeof y), 0);
+
+  ASSERT_EQ(qdq_compute_qparams(&xt, &o, &st, &zt), QDQ_OK) << qdq_last_error();
+  EXPECT_EQ(std::memcmp(scale, want_scale, sizeof scale), 0);
+
+  o.method = 99;
+  EXPECT_EQ(qdq_compute_qparams(&xt, &o, &st, &zt), QDQ_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(qdq_last_error()).find("options->method is 99"), std::string::npos) << qdq_last_error();
+  EXPECT_EQ(qdq_compute_qparams(&xt, nullptr, &st, &zt), QDQ_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(qdq_last_error()).find("'options' is NULL"), std::string::npos) << qdq_last_error();
+}
+
+TEST(CApiToolkit, DynamicQuantizeLinear) {
+  const float x[4] = {-1.0f, 0.0f, 1.0f, 3.0f};
+  const int64_t n[1] = {4};
+  uint8_t y[4];
+  float scale = 0;
+  uint8_t zp = 0;
+  const qdq_tensor xt{1, 1, n, x};
+  const qdq_mutable_tensor yt{2, 1, n, y};
+  ASSERT_EQ(qdq_dynamic_quantize_linear(&xt, &yt, &scale, &zp), QDQ_OK) << qdq_last_error();
+  // scale = (3 - -1) / 255; zero point = rint(0 - (-1) / scale) = rint(63.75) = 64.
+  EXPECT_EQ(scale, 4.0f / 255.0f);
+  EXPECT_EQ(zp, 64);
+  EXPECT_EQ(y[0], 0);
+  EXPECT_EQ(y[1], 64);
+  EXPECT_EQ(y[3], 255);
+  EXPECT_EQ(qdq_dynamic_quantize_linear(&xt, &yt, nullptr, &zp), QDQ_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(qdq_last_error()).find("'y_scale' is NULL"), std::string::npos) << qdq_last_error();
 }
 
 }  // namespace

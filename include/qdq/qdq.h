@@ -93,6 +93,54 @@ QDQ_API qdq_status_code qdq_extended_dequantize_linear(const qdq_tensor* x, cons
                                                        const qdq_tensor* x_zero_point, int64_t axis,
                                                        const qdq_mutable_tensor* y);
 
+/* The toolkit (qdq/toolkit.hpp): scales and zero points from data, dynamic quantization and ONNX
+ * DynamicQuantizeLinear. Formulas and edge cases: docs/semantics.md, "Scales from data". */
+typedef enum qdq_scale_method {
+  QDQ_SCALE_MINMAX = 0,               /* integers, asymmetric */
+  QDQ_SCALE_SYMMETRIC = 1,            /* integers: max|x| / ((qmax - qmin) / 2); floats: max|x| / max(T) */
+  QDQ_SCALE_SYMMETRIC_RESTRICTED = 2, /* integers: max|x| / ((qmax - qmin - 1) / 2) */
+  QDQ_SCALE_MX_FLOOR = 3,             /* OCP MX shared exponents (float element types) */
+  QDQ_SCALE_MX_CEIL = 4,
+  QDQ_SCALE_MX_EVEN = 5,
+  QDQ_SCALE_MX_RCEIL = 6,
+} qdq_scale_method;
+
+typedef enum qdq_granularity {
+  QDQ_PER_TENSOR = 0,
+  QDQ_PER_AXIS = 1,
+  QDQ_BLOCKED = 2,
+} qdq_granularity;
+
+typedef struct qdq_qparams_options {
+  int32_t quantized_type; /* default INT8 (3) */
+  int32_t scale_type;     /* default FLOAT (1); FLOAT8E8M0 (24) with the MX methods */
+  int32_t method;         /* qdq_scale_method, default QDQ_SCALE_MINMAX */
+  int32_t granularity;    /* qdq_granularity, default QDQ_PER_TENSOR */
+  int64_t axis;           /* default 1 */
+  int64_t block_size;     /* default 0 */
+} qdq_qparams_options;
+
+QDQ_API void qdq_qparams_options_init(qdq_qparams_options* options);
+
+/* The scale's (and zero point's) shape for x's shape: *rank entries written to shape, which must
+ * hold x->rank entries (a scale never has more dims than x). */
+QDQ_API qdq_status_code qdq_qparams_shape(const qdq_tensor* x, const qdq_qparams_options* options, int32_t* rank,
+                                          int64_t* shape);
+
+/* Scales (scale->type == options->scale_type) and zero points (zero_point->type ==
+ * options->quantized_type; NULL where every zero point is 0) of x. */
+QDQ_API qdq_status_code qdq_compute_qparams(const qdq_tensor* x, const qdq_qparams_options* options,
+                                            const qdq_mutable_tensor* scale, const qdq_mutable_tensor* zero_point);
+
+/* qdq_compute_qparams, then QuantizeLinear with them into y (options->quantized_type, x's shape). */
+QDQ_API qdq_status_code qdq_dynamic_quantize(const qdq_tensor* x, const qdq_qparams_options* options,
+                                             const qdq_mutable_tensor* y, const qdq_mutable_tensor* scale,
+                                             const qdq_mutable_tensor* zero_point);
+
+/* ONNX DynamicQuantizeLinear-11: float32 x -> uint8 y, a float32 scale and a uint8 zero point. */
+QDQ_API qdq_status_code qdq_dynamic_quantize_linear(const qdq_tensor* x, const qdq_mutable_tensor* y, float* y_scale,
+                                                    uint8_t* y_zero_point);
+
 /* DirectML element-wise quantize / dequantize linear; output type taken from y->type. */
 QDQ_API qdq_status_code qdq_elementwise_quantize_linear(const qdq_tensor* x, const qdq_tensor* scale,
                                                         const qdq_tensor* zero_point,
