@@ -2,13 +2,17 @@
 //   com.amd.quark   v1: ExtendedQuantizeLinear, ExtendedDequantizeLinear (Quark's ops, as documented)
 //   com.vai.quantize v1: VitisQuantizeLinear, VitisDequantizeLinear (Quark's legacy names)
 //   ai.qdq          v1: QuantizeLinear, DequantizeLinear with ONNX version 25 semantics (every type,
-//                       granularity and attribute: float4, int2, e8m0 scales, precision, output_dtype)
+//                       granularity and attribute: float4, int2, e8m0 scales, precision, output_dtype);
+//                       DynamicQuantizeLinear: ONNX's (method "onnx", the default) or qdq's dynamic
+//                       quantization (y, scale, zero point) for every type, granularity and method
 // Written against ONNX Runtime's C API only (version 17, served by every newer runtime), so no C++
 // exception or RTTI crosses the library boundary: every failure is an OrtStatus with qdq's message.
 // Kernels run on ORT's intra-op thread pool through KernelContext_ParallelFor.
 #include <onnxruntime_c_api.h>
 
+#include <algorithm>
 #include <climits>
+#include <iterator>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -17,6 +21,7 @@
 #include <vector>
 
 #include "qdq/qdq.hpp"
+#include "qdq/toolkit.hpp"
 
 namespace {
 
@@ -47,7 +52,7 @@ ONNXTensorElementDataType to_ort(int64_t tensor_proto_code) {
   }
 }
 
-enum class OpKind { kOnnxQuantize, kOnnxDequantize, kQuarkQuantize, kQuarkDequantize };
+enum class OpKind { kOnnxQuantize, kOnnxDequantize, kQuarkQuantize, kQuarkDequantize, kDynamicQuantize };
 
 bool is_quantize(OpKind kind) { return kind == OpKind::kOnnxQuantize || kind == OpKind::kQuarkQuantize; }
 
@@ -72,7 +77,29 @@ struct Kernel {
   int64_t saturate = 1;
   int64_t output_dtype = 0;
   int64_t precision = 0;
+  // DynamicQuantizeLinear: "onnx" (ONNX's operator, uint8 per-tensor) or a qdq::ScaleMethod name;
+  // the granularity ("per_tensor", "per_axis", "blocked"); output_dtype (default uint8) and
+  // scale_dtype (default float32) as TensorProto codes.
+  std::string method = "onnx";
+  std::string granularity = "per_tensor";
+  int64_t scale_dtype = 1;
 };
+
+// Reads a string attribute if the node has it.
+void read_attribute(const OrtKernelInfo* info, const char* name, std::string* value) {
+  size_t size = 0;
+  if (OrtStatus* status = g_api->KernelInfoGetAttribute_string(info, name, nullptr, &size)) {
+    g_api->ReleaseStatus(status);
+    return;
+  }
+  std::string read(size, '\0');
+  if (OrtStatus* status = g_api->KernelInfoGetAttribute_string(info, name, read.data(), &size)) {
+    g_api->ReleaseStatus(status);
+    return;
+  }
+  read.resize(size > 0 ? size - 1 : 0);  // size counts the terminating NUL
+  *value = read;
+}
 
 OrtStatus* error(const std::string& message) { return g_api->CreateStatus(ORT_INVALID_ARGUMENT, message.c_str()); }
 
@@ -207,6 +234,81 @@ OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
   return nullptr;
 }
 
+// --- DynamicQuantizeLinear --------------------------------------------------------------------
+
+constexpr const char* kMethodNames[] = {"minmax", "symmetric", "symmetric_restricted", "mx_floor",
+                                        "mx_ceil", "mx_even",  "mx_rceil"};
+constexpr const char* kGranularityNames[] = {"per_tensor", "per_axis", "blocked"};
+
+// The toolkit's options from the node's attributes (method other than "onnx").
+OrtStatus* dynamic_options(const Kernel& kernel, qdq::QparamsOptions* o) {
+  const auto find = [](const auto& names, const std::string& text) {
+    for (size_t i = 0; i < std::size(names); ++i) {
+      if (text == names[i]) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  const int method = find(kMethodNames, kernel.method);
+  if (method < 0) {
+    return error("ai.qdq DynamicQuantizeLinear: attribute method is '" + kernel.method +
+                 "'; it must be onnx, minmax, symmetric, symmetric_restricted, mx_floor, mx_ceil, mx_even or mx_rceil");
+  }
+  const int granularity = find(kGranularityNames, kernel.granularity);
+  if (granularity < 0) {
+    return error("ai.qdq DynamicQuantizeLinear: attribute granularity is '" + kernel.granularity +
+                 "'; it must be per_tensor, per_axis or blocked");
+  }
+  o->method = static_cast<qdq::ScaleMethod>(method);
+  o->granularity = static_cast<qdq::Granularity>(granularity);
+  o->quantized_type = static_cast<qdq::ElementType>(kernel.output_dtype);
+  o->scale_type = static_cast<qdq::ElementType>(kernel.scale_dtype);
+  o->axis = kernel.axis;
+  o->block_size = kernel.block_size;
+  return nullptr;
+}
+
+OrtStatus* output_of(OrtKernelContext* context, size_t index, const std::vector<int64_t>& shape, Tensor* tensor) {
+  OrtValue* value = nullptr;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetOutput(context, index, shape.data(), shape.size(), &value));
+  return describe(value, tensor);
+}
+
+OrtStatus* compute_dynamic(const Kernel& kernel, OrtKernelContext* context) {
+  const OrtValue* input = nullptr;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetInput(context, 0, &input));
+  if (input == nullptr) return error("ai.qdq DynamicQuantizeLinear: input x is required");
+  Tensor x, y, scale, zero_point;
+  QDQ_ORT_RETURN_IF_ERROR(describe(input, &x));
+  ParallelContext host{context};
+  qdq::ExecuteOptions options;
+  options.parallel_for.run = &ort_parallel_for;
+  options.parallel_for.host = &host;
+  if (kernel.method == "onnx") {
+    QDQ_ORT_RETURN_IF_ERROR(output_of(context, 0, x.shape, &y));
+    QDQ_ORT_RETURN_IF_ERROR(output_of(context, 1, {}, &scale));
+    QDQ_ORT_RETURN_IF_ERROR(output_of(context, 2, {}, &zero_point));
+    if (y.type != qdq::ElementType::kUint8 || scale.type != qdq::ElementType::kFloat32 ||
+        zero_point.type != qdq::ElementType::kUint8) {
+      return error("ai.qdq DynamicQuantizeLinear: method onnx produces uint8 y, float32 y_scale and uint8 y_zero_point; "
+                   "set output_dtype/scale_dtype only with the other methods");
+    }
+    const qdq::Status status = qdq::dynamic_quantize_linear(x.view(), {y.type, y.shape, y.data}, static_cast<float*>(scale.data),
+                                                            static_cast<uint8_t*>(zero_point.data), options);
+    return status.ok() ? nullptr : error(status.message());
+  }
+  qdq::QparamsOptions o;
+  QDQ_ORT_RETURN_IF_ERROR(dynamic_options(kernel, &o));
+  const qdq::Result<std::vector<int64_t>> shape = qdq::qparams_shape(x.shape, o);
+  if (!shape.ok()) return error(shape.status().message());
+  QDQ_ORT_RETURN_IF_ERROR(output_of(context, 0, x.shape, &y));
+  QDQ_ORT_RETURN_IF_ERROR(output_of(context, 1, shape.value(), &scale));
+  QDQ_ORT_RETURN_IF_ERROR(output_of(context, 2, shape.value(), &zero_point));
+  const qdq::MutableTensorView zp{zero_point.type, zero_point.shape, zero_point.data};
+  const qdq::Status status = qdq::dynamic_quantize(x.view(), o, {y.type, y.shape, y.data}, {scale.type, scale.shape, scale.data},
+                                                   &zp, options);
+  return status.ok() ? nullptr : error(status.message());
+}
+
 // --- Shape and type inference ----------------------------------------------------------------
 
 // An int attribute of the node being inferred, or `fallback`.
@@ -248,8 +350,70 @@ bool input_type(const OrtShapeInferContext* context, size_t index, ONNXTensorEle
   return *type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 }
 
+OrtStatus* set_output(OrtShapeInferContext* context, size_t index, int64_t tensor_proto_type,
+                      const std::vector<int64_t>& dims) {
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->CreateTensorTypeAndShapeInfo(&info));
+  OrtStatus* status = g_api->SetTensorElementType(info, to_ort(tensor_proto_type));
+  if (status == nullptr) status = g_api->SetDimensions(info, dims.data(), dims.size());
+  if (status == nullptr) status = g_api->ShapeInferContext_SetOutputTypeShape(context, index, info);
+  g_api->ReleaseTensorTypeAndShapeInfo(info);
+  return status;
+}
+
+// A string attribute of the node being inferred, or `fallback`.
+std::string infer_string_attribute(const OrtShapeInferContext* context, const char* name, const char* fallback) {
+  const OrtOpAttr* attribute = nullptr;
+  if (OrtStatus* status = g_api->ShapeInferContext_GetAttribute(context, name, &attribute)) {
+    g_api->ReleaseStatus(status);
+    return fallback;
+  }
+  if (attribute == nullptr) return fallback;
+  char text[64] = {};
+  size_t written = 0;
+  if (OrtStatus* status = g_api->ReadOpAttr(attribute, ORT_OP_ATTR_STRING, text, sizeof text - 1, &written)) {
+    g_api->ReleaseStatus(status);
+    return fallback;
+  }
+  return std::string(text, std::min(written, sizeof text - 1));
+}
+
+// y has x's shape; the scale and zero point per-tensor [], per-axis [D_axis], blocked x's shape
+// with ceil(D_axis / block) (-1 where a dim is not known).
+OrtStatus* infer_dynamic(OrtShapeInferContext* context) {
+  OrtTensorTypeAndShapeInfo* x_info = nullptr;  // owned by the context
+  QDQ_ORT_RETURN_IF_ERROR(g_api->ShapeInferContext_GetInputTypeShape(context, 0, &x_info));
+  size_t rank = 0;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->GetDimensionsCount(x_info, &rank));
+  std::vector<int64_t> dims(rank);
+  QDQ_ORT_RETURN_IF_ERROR(g_api->GetDimensions(x_info, dims.data(), rank));
+  const std::string method = infer_string_attribute(context, "method", "onnx");
+  const std::string granularity = infer_string_attribute(context, "granularity", "per_tensor");
+  const int64_t output = method == "onnx" ? 2 : infer_attribute(context, "output_dtype", 2);
+  const int64_t scale_type = method == "onnx" ? 1 : infer_attribute(context, "scale_dtype", 1);
+  std::vector<int64_t> scale_dims;
+  if (method != "onnx" && granularity != "per_tensor" && rank > 0) {
+    int64_t axis = infer_attribute(context, "axis", 1);
+    axis = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+    if (axis >= 0 && axis < static_cast<int64_t>(rank)) {
+      const int64_t d = dims[static_cast<size_t>(axis)];
+      const int64_t block = infer_attribute(context, "block_size", 0);
+      if (granularity == "per_axis") {
+        scale_dims = {d};
+      } else {
+        scale_dims = dims;
+        scale_dims[static_cast<size_t>(axis)] = d < 0 || block <= 0 ? -1 : (d + block - 1) / block;
+      }
+    }
+  }
+  QDQ_ORT_RETURN_IF_ERROR(set_output(context, 0, output, dims));
+  QDQ_ORT_RETURN_IF_ERROR(set_output(context, 1, scale_type, scale_dims));
+  return set_output(context, 2, output, scale_dims);
+}
+
 OrtStatus* infer(const OrtCustomOp* op, OrtShapeInferContext* context) {
   const OpKind kind = op_of(op).kind;
+  if (kind == OpKind::kDynamicQuantize) return infer_dynamic(context);
   ONNXTensorElementDataType output = ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
   ONNXTensorElementDataType from_input = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   switch (kind) {
@@ -270,6 +434,7 @@ OrtStatus* infer(const OrtCustomOp* op, OrtShapeInferContext* context) {
       if (input_type(context, 2, &from_input)) output = from_input;
       break;
     case OpKind::kQuarkDequantize:
+    case OpKind::kDynamicQuantize:
       output = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
       break;
   }
@@ -324,11 +489,16 @@ QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
   // Undefined = any element type: the front doors check types and name the rule when one is not
   // allowed.
   base.GetInputType = [](const OrtCustomOp* self, size_t index) { return op_of(self).input_types[index]; };
-  base.GetInputTypeCount = [](const OrtCustomOp*) -> size_t { return 3; };
+  // DynamicQuantizeLinear: one input (x), three outputs (y, scale, zero point).
+  base.GetInputTypeCount = [](const OrtCustomOp* self) -> size_t {
+    return op_of(self).kind == OpKind::kDynamicQuantize ? 1 : 3;
+  };
   base.GetOutputType = [](const OrtCustomOp* self, size_t) { return op_of(self).output_type; };
-  base.GetOutputTypeCount = [](const OrtCustomOp*) -> size_t { return 1; };
-  base.GetInputCharacteristic = [](const OrtCustomOp*, size_t index) {
-    return index == 2 ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
+  base.GetOutputTypeCount = [](const OrtCustomOp* self) -> size_t {
+    return op_of(self).kind == OpKind::kDynamicQuantize ? 3 : 1;
+  };
+  base.GetInputCharacteristic = [](const OrtCustomOp* self, size_t index) {
+    return index == 2 && op_of(self).kind != OpKind::kDynamicQuantize ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
   };
   base.GetOutputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
   base.GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
@@ -353,12 +523,23 @@ QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
         read_attribute(info, "saturate", &created->saturate);
         read_attribute(info, "precision", &created->precision);
       }
+      if (created->kind == OpKind::kDynamicQuantize) {
+        created->output_dtype = 2;  // uint8
+        read_attribute(info, "block_size", &created->block_size);
+        read_attribute(info, "output_dtype", &created->output_dtype);
+        read_attribute(info, "scale_dtype", &created->scale_dtype);
+        read_attribute(info, "method", &created->method);
+        read_attribute(info, "granularity", &created->granularity);
+      }
       *kernel = created.release();
       return nullptr;
     });
   };
   base.KernelComputeV2 = [](void* kernel, OrtKernelContext* context) {
-    return guarded([&] { return compute(*static_cast<const Kernel*>(kernel), context); });
+    return guarded([&] {
+      const Kernel& k = *static_cast<const Kernel*>(kernel);
+      return k.kind == OpKind::kDynamicQuantize ? compute_dynamic(k, context) : compute(k, context);
+    });
   };
   base.InferOutputShapeFn = [](const OrtCustomOp* self, OrtShapeInferContext* context) {
     return guarded([&] { return infer(self, context); });
@@ -405,6 +586,10 @@ const std::vector<QdqOp>& ops() {
       for (E out : dq_outputs) {
         all.push_back(make_op(OpKind::kOnnxDequantize, "DequantizeLinear", ort(E::kInt32), ort(scale), ort(E::kInt32), ort(out)));
       }
+    }
+    // DynamicQuantizeLinear: one variant per x type; outputs typed by attributes (inference).
+    for (E x : {E::kFloat32, E::kFloat16, E::kBfloat16}) {
+      all.push_back(make_op(OpKind::kDynamicQuantize, "DynamicQuantizeLinear", ort(x)));
     }
     return all;
   }();

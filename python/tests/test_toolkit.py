@@ -407,3 +407,79 @@ def test_errors(call, text):
     with pytest.raises(qdq.QdqError, match=None) as error:
         call(x)
     assert text in str(error.value), str(error.value)
+
+
+# --------------------------------------------------------------------------------------------
+# ONNX Runtime: ai.qdq DynamicQuantizeLinear (qdq's custom-op library)
+
+
+def ort_session(node, x_shape, outputs, opset_domain):
+    ort = pytest.importorskip("onnxruntime")
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info(name, code, None) for name, code in outputs],
+    )
+    opsets = [helper.make_opsetid("", 21), helper.make_opsetid(opset_domain, 1)] if opset_domain else [helper.make_opsetid("", 21)]
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=10)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    if opset_domain:
+        options.register_custom_ops_library(qdq.ort_library_path())
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+@pytest.mark.parametrize("case", ["normal", "zeros", "nan", "plus_inf", "large", "wide"])
+def test_ort_dynamic_quantize_linear_onnx_method(case):
+    """method "onnx" (the default) is onnx.reference's DynamicQuantizeLinear, bit for bit."""
+    x = DQL_INPUTS[case](np.random.default_rng(SEED + 6))
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"], domain="ai.qdq")
+    outputs = [("y", onnx.TensorProto.UINT8), ("s", onnx.TensorProto.FLOAT), ("z", onnx.TensorProto.UINT8)]
+    y, s, z = ort_session(node, x.shape, outputs, "ai.qdq").run(None, {"x": x})
+    want_y, want_s, want_z = reference_dql(x)
+    np.testing.assert_array_equal(bits(np.asarray(s, np.float32)), bits(np.asarray(want_s, np.float32)))
+    assert int(z) == int(want_z)
+    np.testing.assert_array_equal(y, want_y)
+
+
+@pytest.mark.parametrize(
+    "attrs, dtype_name, proto",
+    [
+        # (ORT's Python API returns no int4 arrays: uint8 stands for the blocked integer case.)
+        (dict(method="minmax", granularity="blocked", axis=-1, block_size=32, output_dtype=2), "uint8", onnx.TensorProto.UINT8),
+        (dict(method="symmetric", granularity="per_axis", axis=0, output_dtype=3), "int8", onnx.TensorProto.INT8),
+        (dict(method="minmax", granularity="per_tensor", output_dtype=4), "uint16", onnx.TensorProto.UINT16),
+        (
+            # (e8m0 outputs need ORT's type-agnostic outputs to list them; they do not: float32 here.)
+            dict(method="mx_floor", granularity="blocked", axis=-1, block_size=32, output_dtype=17, scale_dtype=1),
+            "float8_e4m3fn",
+            onnx.TensorProto.FLOAT8E4M3FN,
+        ),
+    ],
+)
+def test_ort_dynamic_quantize_matches_python(attrs, dtype_name, proto):
+    x = np.random.default_rng(SEED + 7).standard_normal((16, 256)).astype(np.float32)
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"], domain="ai.qdq", **attrs)
+    scale_proto = attrs.get("scale_dtype", onnx.TensorProto.FLOAT)
+    outputs = [("y", proto), ("s", scale_proto), ("z", proto)]
+    y, s, z = ort_session(node, x.shape, outputs, "ai.qdq").run(None, {"x": x})
+    axis = None if attrs["granularity"] == "per_tensor" else attrs["axis"]
+    scale_name = "float32"
+    want_y, want_s, want_z = qdq.dynamic_quantize(
+        x, dtype_name, method=attrs["method"], axis=axis, block_size=attrs.get("block_size", 0), scale_dtype=scale_name
+    )
+    np.testing.assert_array_equal(bits(np.asarray(s)), bits(want_s))
+    np.testing.assert_array_equal(bits(np.asarray(y)), bits(want_y))
+    if want_z is not None:
+        np.testing.assert_array_equal(np.asarray(z).astype(np.int64), want_z.astype(np.int64))
+
+
+def test_ort_dynamic_quantize_rejects_unknown_method():
+    ort = pytest.importorskip("onnxruntime")
+    x = np.ones((4, 8), np.float32)
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"], domain="ai.qdq", method="median")
+    outputs = [("y", onnx.TensorProto.UINT8), ("s", onnx.TensorProto.FLOAT), ("z", onnx.TensorProto.UINT8)]
+    with pytest.raises(Exception, match="attribute method is 'median'"):
+        ort_session(node, x.shape, outputs, "ai.qdq").run(None, {"x": x})
+    assert ort is not None
