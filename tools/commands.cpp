@@ -23,6 +23,7 @@
 
 #include "npy.h"
 #include "qdq/qdq.hpp"
+#include "qdq/toolkit.hpp"
 
 namespace qdq::tools {
 namespace {
@@ -336,85 +337,47 @@ struct Calibration {
   std::string description;  // "minmax, per-axis (axis 0)"
 };
 
-// Computes scale and zero point per group. The formulas (also in --help and README):
-//   integer T, minmax:    lo = min(x, 0), hi = max(x, 0); scale = (hi - lo) / (qmax - qmin);
-//                         zp = clamp(round_half_even(qmin - lo / scale), qmin, qmax)
-//   integer T, symmetric: scale = max|x| / qmax; zp = 0
-//   float T (both):       scale = max|x| / max(T); zp = 0
-// in float64, each scale then rounded once to float32 (zp uses that float32 scale). A group whose
-// range is 0 (or whose float32 scale would be 0) gets scale 1. NaN and +-inf are ignored.
+// Scale and zero point per group from qdq's toolkit (compute_qparams; formulas and edge cases in
+// docs/semantics.md, "Scales from data"): float32 scales, or float8_e8m0fnu for the mx_* methods.
 Result<Calibration> calibrate(const Tensor& x, ElementType type, const QuantizeOptions& options) {
-  Result<std::vector<double>> values_or = values_as_double(x, "x");
-  if (!values_or.ok()) return values_or.status();
-  const std::vector<double>& values = values_or.value();
-  const ElementTypeInfo& t = info(type);
-  const int64_t rank = static_cast<int64_t>(x.shape.size());
-
-  // x as [outer, D, inner] around the calibration axis; a group per scale element.
-  std::vector<int64_t> scale_shape;
-  int64_t outer = 1, extent = 1, inner = 1, groups_along = 1;
-  const bool blocked = options.block_size > 0;
+  static constexpr std::pair<const char*, ScaleMethod> kMethods[] = {
+      {"minmax", ScaleMethod::kMinMax},     {"symmetric", ScaleMethod::kSymmetric},
+      {"symmetric_restricted", ScaleMethod::kSymmetricRestricted},
+      {"mx_floor", ScaleMethod::kMxFloor},  {"mx_ceil", ScaleMethod::kMxCeil},
+      {"mx_even", ScaleMethod::kMxEven},    {"mx_rceil", ScaleMethod::kMxRceil},
+  };
+  QparamsOptions q;
+  q.quantized_type = type;
+  for (const auto& [method_name, method] : kMethods) {
+    if (options.calibrate == method_name) q.method = method;
+  }
+  const bool mx = options.calibrate.rfind("mx_", 0) == 0;
+  // Float types take max|x| / max(T) under either name the CLI has always accepted.
+  if (info(type).is_float() && q.method == ScaleMethod::kMinMax) q.method = ScaleMethod::kSymmetric;
+  q.scale_type = mx ? ElementType::kFloat8E8M0 : ElementType::kFloat32;
   Calibration result;
   result.description = options.calibrate;
-  if (blocked || options.per_axis) {
-    int64_t axis = options.axis.value_or(1);
-    if (axis < -rank || axis >= rank) {
-      return Status::invalid_argument("axis " + std::to_string(axis) + " is out of range for x of rank " +
-                                      std::to_string(rank) + " (allowed " + std::to_string(-rank) + ".." +
-                                      std::to_string(rank - 1) + ")");
-    }
-    if (axis < 0) axis += rank;
-    for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
-    extent = x.shape[axis];
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
-    if (blocked) {
-      groups_along = (extent + options.block_size - 1) / options.block_size;
-      scale_shape = x.shape;
-      scale_shape[axis] = groups_along;
-      result.description += ", blocked (axis " + std::to_string(axis) + ", block " +
-                            std::to_string(options.block_size) + ")";
-    } else {
-      groups_along = extent;
-      scale_shape = {extent};
-      result.description += ", per-axis (axis " + std::to_string(axis) + ")";
-    }
+  if (options.block_size > 0) {
+    q.granularity = Granularity::kBlocked;
+    q.axis = options.axis.value_or(1);
+    q.block_size = options.block_size;
+    result.description += ", blocked (axis " + std::to_string(q.axis) + ", block " + std::to_string(q.block_size) + ")";
+  } else if (options.per_axis) {
+    q.granularity = Granularity::kPerAxis;
+    q.axis = options.axis.value_or(1);
+    result.description += ", per-axis (axis " + std::to_string(q.axis) + ")";
   } else {
     result.description += ", per-tensor";
   }
-  result.scale = make_tensor(ElementType::kFloat32, scale_shape);
-  result.zero_point = make_tensor(type, scale_shape);
-  const uint64_t group_count = result.scale.count();
-
-  // Finite range of each group.
-  std::vector<double> lo(group_count, INFINITY), hi(group_count, -INFINITY);
-  for (uint64_t i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) continue;
-    uint64_t g = 0;
-    if (blocked) {
-      const uint64_t n = i % inner, d = (i / inner) % extent, o = i / (inner * extent);
-      g = (o * groups_along + d / options.block_size) * inner + n;
-    } else if (options.per_axis) {
-      g = (i / inner) % extent;
-    }
-    lo[g] = std::min(lo[g], values[i]);
-    hi[g] = std::max(hi[g], values[i]);
-  }
-
-  const double qmin = t.lowest, qmax = t.max;
-  const bool minmax = options.calibrate == "minmax" && t.is_integer();
-  for (uint64_t g = 0; g < group_count; ++g) {
-    const double low = std::min(lo[g] <= hi[g] ? lo[g] : 0.0, 0.0);
-    const double high = std::max(lo[g] <= hi[g] ? hi[g] : 0.0, 0.0);
-    const double magnitude = std::max(-low, high);
-    const double range = minmax ? high - low : magnitude;
-    const double divisor = minmax ? qmax - qmin : qmax;
-    float scale = static_cast<float>(range / divisor);
-    if (range == 0.0 || scale == 0.0f) scale = 1.0f;
-    std::memcpy(result.scale.bytes.data() + g * sizeof(float), &scale, sizeof scale);
-    if (minmax) {
-      const double zp = std::clamp(std::nearbyint(qmin - low / static_cast<double>(scale)), qmin, qmax);
-      set_code(result.zero_point, g, static_cast<uint32_t>(static_cast<int64_t>(zp)));
-    }  // else 0, which is code 0 for every quantized type
+  Result<std::vector<int64_t>> shape = qparams_shape(x.shape, q);
+  if (!shape.ok()) return shape.status();
+  result.scale = make_tensor(q.scale_type, shape.value());
+  result.zero_point = make_tensor(type, shape.value());
+  MutableTensorView zero_point = result.zero_point.mutable_view();
+  const bool with_zero_point = info(type).is_integer();  // float types' zero points stay +0 codes
+  if (Status s = compute_qparams(x.view(), q, result.scale.mutable_view(), with_zero_point ? &zero_point : nullptr);
+      !s.ok()) {
+    return s;
   }
   return result;
 }

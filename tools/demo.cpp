@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "qdq/qdq.hpp"
+#include "qdq/toolkit.hpp"
 
 namespace qdq::tools {
 namespace {
@@ -43,84 +44,40 @@ const char* grain_name(Grain g) {
   return g == Grain::kPerTensor ? "per-tensor" : g == Grain::kPerAxis ? "per-axis(0)" : "blocked(1,B=32)";
 }
 
-// One scale group: the x indices it covers are described by the caller; here only min/max.
-struct Range {
-  float lo = 0.0f, hi = 0.0f;
-};
-
-// Scale and zero point from a group's range: asymmetric min/max for unsigned integers, symmetric
-// for signed integers and floats. Scales are float32.
-void calibrate(const ElementTypeInfo& type, Range range, float* scale, double* zero_point) {
-  const float lo = std::min(range.lo, 0.0f), hi = std::max(range.hi, 0.0f);
-  if (type.is_integer() && !type.is_signed) {
-    const double span = static_cast<double>(hi) - lo;
-    *scale = span > 0 ? static_cast<float>(span / (type.max - type.lowest)) : 1.0f;
-    *zero_point = std::clamp(std::nearbyint(type.lowest - lo / static_cast<double>(*scale)), type.lowest, type.max);
-    return;
-  }
-  const double magnitude = std::max(std::fabs(lo), std::fabs(hi));
-  *scale = magnitude > 0 ? static_cast<float>(magnitude / type.max) : 1.0f;
-  *zero_point = 0.0;
-}
-
 struct Cell {
   double max_abs_error = 0.0;
   double sqnr_db = 0.0;
   std::string error;
 };
 
-// Encodes one zero-point value of `type` into its storage (only integers carry non-zero ones).
-void store_zero_point(std::vector<unsigned char>& bytes, const ElementTypeInfo& type, size_t index, double value) {
-  const int64_t integer = static_cast<int64_t>(value);
-  const uint32_t mask = type.bits >= 32 ? 0xFFFFFFFFu : ((1u << type.bits) - 1u);
-  const uint32_t code = static_cast<uint32_t>(integer) & mask;
-  if (type.is_packed()) {
-    const size_t per_byte = static_cast<size_t>(type.elements_per_byte());
-    const unsigned shift = static_cast<unsigned>((index % per_byte) * type.bits);
-    bytes[index / per_byte] = static_cast<unsigned char>(bytes[index / per_byte] | (code << shift));
-  } else if (type.is_integer()) {
-    for (int b = 0; b < type.bits / 8; ++b) bytes[index * (type.bits / 8) + b] = static_cast<unsigned char>(code >> (8 * b));
-  }
-}
-
 enum class Front { kOnnx, kQuark };
 
 Cell run_cell(const std::vector<float>& x, ElementType type, Grain grain, Front front) {
   const ElementTypeInfo& t = info(type);
-  // Scale groups.
-  std::vector<int64_t> scale_shape;
-  size_t groups = 1;
-  auto group_of = [&](int64_t r, int64_t c) -> size_t {
-    if (grain == Grain::kPerTensor) return 0;
-    if (grain == Grain::kPerAxis) return static_cast<size_t>(r);
-    return static_cast<size_t>(r * (kCols / kBlock) + c / kBlock);
-  };
-  if (grain == Grain::kPerAxis) {
-    scale_shape = {kRows};
-    groups = kRows;
-  } else if (grain == Grain::kBlocked) {
-    scale_shape = {kRows, kCols / kBlock};
-    groups = static_cast<size_t>(kRows * (kCols / kBlock));
-  }
-  std::vector<Range> ranges(groups, Range{INFINITY, -INFINITY});
-  for (int64_t r = 0; r < kRows; ++r) {
-    for (int64_t c = 0; c < kCols; ++c) {
-      Range& g = ranges[group_of(r, c)];
-      const float v = x[static_cast<size_t>(r * kCols + c)];
-      g.lo = std::min(g.lo, v);
-      g.hi = std::max(g.hi, v);
-    }
-  }
-  std::vector<float> scales(groups);
-  std::vector<unsigned char> zero_points(storage_bytes(type, groups) + 8, 0);
-  for (size_t g = 0; g < groups; ++g) {
-    double zp = 0;
-    calibrate(t, ranges[g], &scales[g], &zp);
-    store_zero_point(zero_points, t, g, zp);
-  }
-
+  // Scales from qdq's toolkit: asymmetric min-max for unsigned integers, symmetric otherwise.
   const std::vector<int64_t> shape = {kRows, kCols};
   const TensorView x_view{ElementType::kFloat32, shape, x.data()};
+  QparamsOptions options;
+  options.quantized_type = type;
+  options.method = t.is_integer() && !t.is_signed ? ScaleMethod::kMinMax : ScaleMethod::kSymmetric;
+  options.granularity = grain == Grain::kPerTensor ? Granularity::kPerTensor
+                        : grain == Grain::kPerAxis ? Granularity::kPerAxis
+                                                   : Granularity::kBlocked;
+  options.axis = grain == Grain::kBlocked ? 1 : 0;
+  options.block_size = grain == Grain::kBlocked ? kBlock : 0;
+  const std::vector<int64_t> scale_shape = qparams_shape(shape, options).value();
+  size_t groups = 1;
+  for (int64_t d : scale_shape) groups *= static_cast<size_t>(d);
+  std::vector<float> scales(groups);
+  std::vector<unsigned char> zero_points(storage_bytes(type, groups) + 8, 0);
+  MutableTensorView zp_out{type, scale_shape, zero_points.data()};
+  Cell cell;
+  if (Status s = compute_qparams(x_view, options, {ElementType::kFloat32, scale_shape, scales.data()},
+                                 t.is_integer() ? &zp_out : nullptr);
+      !s.ok()) {
+    cell.error = s.message();
+    return cell;
+  }
   const TensorView scale_view{ElementType::kFloat32, scale_shape, scales.data()};
   const TensorView zp_view{type, scale_shape, zero_points.data()};
   std::vector<unsigned char> quantized(storage_bytes(type, x.size()));
@@ -129,7 +86,6 @@ Cell run_cell(const std::vector<float>& x, ElementType type, Grain grain, Front 
   const TensorView q_in{type, shape, quantized.data()};
   const MutableTensorView dq_out{ElementType::kFloat32, shape, restored.data()};
 
-  Cell cell;
   Status status;
   if (front == Front::kOnnx) {
     QuantizeLinearAttributes q;
@@ -169,7 +125,7 @@ int run_demo() {
   const std::vector<float> x = default_tensor();
   std::printf("qdq demo: float32 tensor [%lld, %lld] (embedded default, seed %u) -> quantize -> dequantize\n",
               static_cast<long long>(kRows), static_cast<long long>(kCols), kSeed);
-  std::printf("scales: float32, min/max (unsigned: asymmetric with zero point; signed and float: symmetric)\n\n");
+  std::printf("scales: qdq::compute_qparams, float32 (unsigned: minmax with zero point; signed and float: symmetric)\n\n");
   std::printf("%-32s %-16s %14s %10s\n", "type (operator)", "granularity", "max |error|", "SQNR dB");
   std::printf("%-32s %-16s %14s %10s\n", "--------------------------------", "----------------", "--------------",
               "----------");

@@ -84,17 +84,19 @@ const char* const kQuantizeFooter =
     "(per-tensor); a number zero point is a 0-D value of --type. A scale file of shape [D_axis] is\n"
     "per-axis along --axis; one with x's rank and ceil(D_axis/B) along --axis is blocked (--block-size B).\n"
     "--axis defaults to 1 and --opset to 25, as in ONNX.\n"
-    "\nCalibration (--calibrate instead of --scale/--zero-point): the scale (float32) and zero point (type T)\n"
-    "are computed from x and written beside the output as OUT.scale.npy and OUT.zero_point.npy\n"
-    "(roundtrip: beside --output, if given).\n"
+    "\nCalibration (--calibrate M instead of --scale/--zero-point): the scale and zero point (type T) are\n"
+    "computed from x by qdq's compute_qparams and written beside the output as OUT.scale.npy and\n"
+    "OUT.zero_point.npy (roundtrip: beside --output, if given).\n"
     "  granularity: per-tensor by default; --per-axis --axis A gives one scale per index of axis A;\n"
     "               --block-size B [--axis A] gives one per B consecutive elements along A (default 1).\n"
-    "  integer T, minmax:    lo = min(x, 0), hi = max(x, 0), scale = (hi - lo) / (qmax - qmin),\n"
-    "                        zp = clamp(round_half_even(qmin - lo / scale), qmin, qmax)\n"
-    "  integer T, symmetric: scale = max|x| / qmax, zp = 0\n"
-    "  float T (either):     scale = max|x| / max(T), zp = 0\n"
-    "Computed in float64, the scale rounded once to float32 (zp uses that float32 scale); a zero range\n"
-    "gives scale 1; NaN and inf in x are ignored.\n";
+    "  minmax (integer T):   lo = min(x, 0), hi = max(x, 0), scale = (hi - lo) / (qmax - qmin),\n"
+    "                        zp = round_half_even(clamp(qmin - lo / scale, qmin, qmax))\n"
+    "  symmetric:            integer T: scale = max|x| / ((qmax - qmin) / 2), zp = 0 (unsigned: (qmax+1)/2);\n"
+    "                        float T: scale = max|x| / max(T) (minmax means the same for float T)\n"
+    "  symmetric_restricted: integer T: scale = max|x| / ((qmax - qmin - 1) / 2), codes in [-qmax, qmax]\n"
+    "  mx_floor, mx_ceil, mx_even, mx_rceil (float T): OCP MX power-of-two scales, float8_e8m0fnu\n"
+    "Scales are float32 (float32 arithmetic) except the MX ones. An all-zero group gets scale 1, a group\n"
+    "with NaN the NaN scale; every edge case is listed in docs/semantics.md (\"Scales from data\").\n";
 
 struct Handles {
   CLI::Option* scale = nullptr;
@@ -132,8 +134,9 @@ Handles add_quantize_flags(CLI::App* command, qdq::tools::QuantizeOptions& o, in
   CLI::Option* zp = command->add_option("--zero-point,-z", o.zero_point, "Zero point: a number (0-D of T) or a .npy file");
   h.calibrate = command
                     ->add_option("--calibrate", o.calibrate,
-                                 "Compute scale and zero point from x instead of --scale: minmax or symmetric")
-                    ->check(CLI::IsMember({"minmax", "symmetric"}));
+                                 "Compute scale and zero point from x instead of --scale (method: see below)")
+                    ->check(CLI::IsMember({"minmax", "symmetric", "symmetric_restricted", "mx_floor", "mx_ceil",
+                                           "mx_even", "mx_rceil"}));
   CLI::Option* per_axis =
       command->add_flag("--per-axis", o.per_axis, "With --calibrate: one scale per index of --axis (needs --axis)");
   h.axis = command->add_option("--axis,-a", axis, "ONNX axis attribute (default 1)");

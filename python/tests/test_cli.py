@@ -395,57 +395,18 @@ def test_quantize_then_dequantize_files_chain(tmp_path):
 # calibration: against numpy
 
 
-def _type_range(dtype: np.dtype):
-    if is_float_type(dtype):
-        return None, float(ml_dtypes.finfo(dtype).max)
-    info = np.iinfo(dtype) if dtype.name in NATIVE else ml_dtypes.iinfo(dtype)
-    return float(info.min), float(info.max)
-
-
-def _group_reduce(x: np.ndarray, fn, granularity):
-    """fn over each scale group; an independent route to the groups (moveaxis + slicing)."""
-    if granularity is None:
-        return np.asarray(fn(x.reshape(-1)))
-    if granularity[0] == "axis":
-        moved = np.moveaxis(x, granularity[1], 0)
-        return np.array([fn(moved[i].reshape(-1)) for i in range(moved.shape[0])])
-    _, axis, block = granularity
-    moved = np.moveaxis(x, axis, -1)
-    blocks = [np.apply_along_axis(fn, -1, moved[..., k:k + block]) for k in range(0, moved.shape[-1], block)]
-    return np.moveaxis(np.stack(blocks, axis=-1), -1, axis)
-
-
-def _finite_min(v):
-    v = v[np.isfinite(v)].astype(np.float64)
-    return min(v.min(), 0.0) if v.size else 0.0
-
-
-def _finite_max(v):
-    v = v[np.isfinite(v)].astype(np.float64)
-    return max(v.max(), 0.0) if v.size else 0.0
-
-
 def numpy_calibration(x: np.ndarray, dtype: np.dtype, method: str, granularity):
-    qmin, qmax = _type_range(dtype)
-    lo = _group_reduce(x, _finite_min, granularity).astype(np.float64)
-    hi = _group_reduce(x, _finite_max, granularity).astype(np.float64)
-    if qmin is None:  # float types: max|x| / max(T)
-        scale = (np.maximum(-lo, hi) / qmax).astype(np.float32)
-        zp = np.zeros(scale.shape)
-        zero = np.maximum(-lo, hi) == 0
-    elif method == "minmax":
-        scale = np.asarray((hi - lo) / (qmax - qmin)).astype(np.float32)
-        zero = (hi - lo == 0) | (scale == 0)
-        scale = np.where(zero, np.float32(1.0), scale).astype(np.float32)
-        zp = np.clip(np.round(qmin - lo / scale.astype(np.float64)), qmin, qmax)
-    else:
-        scale = (np.maximum(-lo, hi) / qmax).astype(np.float32)
-        zero = np.maximum(-lo, hi) == 0
-        zp = np.zeros(scale.shape)
-    scale = np.where(zero | (scale == 0), np.float32(1.0), scale).astype(np.float32)
-    if qmin is None:
-        return scale, np.zeros(scale.shape, dtype)
-    return scale, zp.astype(np.int64).astype(dtype)
+    """What the CLI must write: qdq.compute_qparams through the Python door (the formulas themselves
+    are tested against an independent numpy transcription in test_toolkit.py)."""
+    if is_float_type(dtype) and method == "minmax":
+        method = "symmetric"  # the CLI's historical spelling for float types
+    axis = None if granularity is None else granularity[1]
+    block = granularity[2] if granularity is not None and granularity[0] == "block" else 0
+    scale_dtype = ml_dtypes.float8_e8m0fnu if method.startswith("mx_") else np.float32
+    scale, zp = qdq.compute_qparams(x, dtype, method=method, axis=axis, block_size=block, scale_dtype=scale_dtype)
+    if zp is None:
+        zp = np.zeros(scale.shape, dtype)
+    return scale, zp
 
 
 CALIBRATION_CASES = [
@@ -460,6 +421,9 @@ CALIBRATION_CASES = [
     ("float8_e4m3fn", "minmax", ("axis", 0)),
     ("float8_e5m2", "symmetric", None),
     ("float4_e2m1fn", "minmax", ("block", 1, 8)),
+    ("uint8", "symmetric_restricted", ("axis", 0)),
+    ("float8_e4m3fn", "mx_floor", ("block", 1, 8)),
+    ("float4_e2m1fn", "mx_rceil", ("block", 1, 8)),
 ]
 
 
@@ -488,19 +452,24 @@ def test_calibration_matches_numpy(tmp_path, type_name, method, granularity):
     want_scale, want_zp = numpy_calibration(x, dtype, method, granularity)
     scale = np.load(tmp_path / "out.scale.npy")
     zp = load_as(tmp_path / "out.zero_point.npy", dtype)
-    assert scale.dtype == np.float32 and scale.shape == want_scale.shape
-    np.testing.assert_array_equal(scale.view(np.uint32), want_scale.view(np.uint32))
+    if method.startswith("mx_"):
+        scale = scale.view(ml_dtypes.float8_e8m0fnu) if scale.dtype != ml_dtypes.float8_e8m0fnu else scale
+    assert scale.dtype == want_scale.dtype and scale.shape == want_scale.shape, (scale.dtype, want_scale.dtype)
+    np.testing.assert_array_equal(codes(scale), codes(want_scale))
     np.testing.assert_array_equal(codes(zp), codes(want_zp))
     # And the output is exactly QuantizeLinear with those parameters.
     expected = qdq.quantize_linear(x, want_scale, want_zp, **kwargs)
     np.testing.assert_array_equal(codes(load_as(tmp_path / "out.npy", dtype)), codes(expected))
 
 
-def test_calibration_ignores_non_finite(tmp_path):
-    x = np.array([[1.0, -3.0, np.nan], [np.inf, 2.0, -np.inf]], np.float32)
-    run("quantize", save(tmp_path / "x.npy", x), tmp_path / "o.npy", "-t", "int8", "--calibrate", "symmetric")
-    assert np.load(tmp_path / "o.scale.npy") == np.float32(3.0 / 127)
-    assert np.load(tmp_path / "o.zero_point.npy") == 0
+def test_calibration_non_finite_groups(tmp_path):
+    """A NaN makes its group's scale NaN, an infinity infinite (docs/semantics.md); others are finite."""
+    x = np.array([[1.0, -3.0, np.nan], [np.inf, 2.0, 1.0], [1.0, -3.0, 0.5]], np.float32)
+    run("quantize", save(tmp_path / "x.npy", x), tmp_path / "o.npy", "-t", "int8", "--calibrate", "symmetric",
+        "--per-axis", "--axis", "0")
+    scale = np.load(tmp_path / "o.scale.npy")
+    assert np.isnan(scale[0]) and scale[1] == np.inf and scale[2] == np.float32(3.0) / np.float32(127.5)
+    assert (np.load(tmp_path / "o.zero_point.npy") == 0).all()
 
 
 def test_calibration_output_without_npy_suffix(tmp_path):

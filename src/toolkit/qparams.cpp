@@ -91,10 +91,9 @@ Status invalid(const std::string& message) { return Status::invalid_argument("co
 
 Result<Rules> make_rules(const QparamsOptions& o) {
   const ElementTypeInfo* q = find_element_type_info(o.quantized_type);
-  if (q == nullptr || o.quantized_type == ElementType::kFloat8E8M0 ||
-      (q->is_float() && q->bits > 8)) {
+  if (q == nullptr || o.quantized_type == ElementType::kFloat8E8M0 || o.quantized_type == ElementType::kFloat32) {
     return invalid("quantized_type " + type_text(o.quantized_type) +
-                   " is not a quantized type (integers of 2 to 32 bits, float8, float4)");
+                   " is not a quantized type (integers of 2 to 32 bits, float16, bfloat16, float8, float4)");
   }
   const ElementTypeInfo* s = find_element_type_info(o.scale_type);
   Rules r;
