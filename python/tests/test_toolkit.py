@@ -483,3 +483,14 @@ def test_ort_dynamic_quantize_rejects_unknown_method():
     with pytest.raises(Exception, match="attribute method is 'median'"):
         ort_session(node, x.shape, outputs, "ai.qdq").run(None, {"x": x})
     assert ort is not None
+
+
+@pytest.mark.parametrize("case", ["normal", "positive", "negative", "wide", "large", "one_element"])
+def test_dynamic_quantize_uint8_minmax_equals_dynamic_quantize_linear_on_ordinary_data(case):
+    """docs/semantics.md: the two differ only at DynamicQuantizeLinear's edges (zeros, NaN, inf)."""
+    x = DQL_INPUTS[case](np.random.default_rng(SEED + 8))
+    y, scale, zp = qdq.dynamic_quantize(x, "uint8")
+    want_y, want_scale, want_zp = qdq.dynamic_quantize_linear(x)
+    np.testing.assert_array_equal(bits(scale), bits(want_scale))
+    assert int(zp) == int(want_zp)
+    np.testing.assert_array_equal(y, want_y)

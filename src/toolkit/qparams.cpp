@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "execute/parallel.h"
@@ -298,7 +299,8 @@ Finished finish(const Rules& r, const Extremes& e) {
   // zero point = qmin - rmin / scale in float32, saturated, then rounded half to even.
   const float initial = r.qmin - low / scale;
   const double clamped = std::clamp(static_cast<double>(initial), r.zp_lowest, r.zp_highest);
-  return {code, integer_code(r, codec::round_half_even(clamped))};
+  // (Rounding in the default mode, nearest-even, as the kernels round; the range is exact in double.)
+  return {code, integer_code(r, std::nearbyint(clamped))};
 }
 
 // --- Reductions over the geometry ------------------------------------------------------------
@@ -464,16 +466,36 @@ Result<Prepared> prepare(const char* op, const TensorView& x, const QparamsOptio
   return Prepared{rules.value(), g};
 }
 
-void write_group(const Rules& r, const Extremes& e, uint64_t index, const MutableTensorView& scale,
-                 const MutableTensorView* zero_point) {
-  const Finished f = finish(r, e);
-  codec::store_code(scale.data, *r.scale, index, f.scale_code, scale.layout);
-  if (zero_point != nullptr) codec::store_code(zero_point->data, *r.quantized, index, f.zero_point_code, zero_point->layout);
+// Stores codes of `bits` bits at element `index`: whole bytes directly, sub-byte ones through the
+// codec (read-modify-write of their byte).
+template <int kBits>
+void store_whole(void* data, uint64_t index, uint32_t code) {
+  using T = std::conditional_t<kBits == 8, uint8_t, std::conditional_t<kBits == 16, uint16_t, uint32_t>>;
+  static_cast<T*>(data)[index] = static_cast<T>(code);
 }
 
 void write_groups(const Rules& r, const Extremes* extremes, uint64_t first, uint64_t count, const MutableTensorView& scale,
                   const MutableTensorView* zero_point) {
-  for (uint64_t i = 0; i < count; ++i) write_group(r, extremes[i], first + i, scale, zero_point);
+  const int scale_bits = r.scale->bits;
+  const int zp_bits = zero_point != nullptr ? r.quantized->bits : 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const Finished f = finish(r, extremes[i]);
+    const uint64_t index = first + i;
+    if (scale_bits == 32) {
+      store_whole<32>(scale.data, index, f.scale_code);
+    } else if (scale_bits == 16) {
+      store_whole<16>(scale.data, index, f.scale_code);
+    } else {
+      store_whole<8>(scale.data, index, f.scale_code);
+    }
+    switch (zp_bits) {
+      case 0: break;
+      case 8: store_whole<8>(zero_point->data, index, f.zero_point_code); break;
+      case 16: store_whole<16>(zero_point->data, index, f.zero_point_code); break;
+      case 32: store_whole<32>(zero_point->data, index, f.zero_point_code); break;
+      default: codec::store_code(zero_point->data, *r.quantized, index, f.zero_point_code, zero_point->layout); break;
+    }
+  }
 }
 
 // Packed zero points share bytes between groups: their padding is zeroed first and whole bytes go
