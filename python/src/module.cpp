@@ -21,6 +21,8 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -90,29 +92,86 @@ using MutableBytes = nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device:
 using OptionalOut = std::optional<std::tuple<int64_t, MutableBytes>>;
 using Output = std::tuple<nb::object, int64_t>;
 
-// Output storage of `bytes` bytes. Large buffers are aligned to 2 MiB and offered to the kernel as
-// transparent huge pages: a fresh 64 MiB output then costs 32 page faults instead of 16,384,
-// which otherwise take as long as the kernel itself.
-uint8_t* allocate_output(uint64_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr uint64_t kHuge = uint64_t{2} << 20;
-  if (bytes >= kHuge) {
+// Output storage. Large buffers are aligned to 2 MiB and offered to the kernel as transparent huge
+// pages: a fresh 64 MiB output then costs 32 page faults instead of 16,384. Fresh pages still cost
+// the OS zeroing them (as long as the kernel itself writing them at this size), so large buffers
+// released by Python are kept for reuse, as PyTorch's caching allocator does: a loop calling
+// qdq.dequantize_linear(x, s) without out= then writes into warm, already-mapped memory. At most
+// kCachedBuffers buffers and kCachedBytes bytes are kept; the rest are freed at once.
+constexpr uint64_t kHuge = uint64_t{2} << 20;
+constexpr size_t kCachedBuffers = 4;
+constexpr uint64_t kCachedBytes = uint64_t{512} << 20;
+
+class OutputCache {
+ public:
+  OutputCache() { free_.reserve(kCachedBuffers); }  // give() must not allocate (it runs in a noexcept deleter)
+
+  // A buffer of at least `bytes` (rounded up to 2 MiB), reused if one of that size is cached.
+  uint8_t* take(uint64_t bytes) {
     const uint64_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (size_t i = 0; i < free_.size(); ++i) {
+        if (free_[i].bytes == rounded) {
+          uint8_t* pointer = free_[i].pointer;
+          held_ -= rounded;
+          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+          sizes_[pointer] = rounded;
+          return pointer;
+        }
+      }
+    }
     void* pointer = std::aligned_alloc(kHuge, rounded);
-    if (pointer != nullptr) madvise(pointer, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
+    if (pointer == nullptr) return nullptr;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    madvise(pointer, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
+#endif
+    std::lock_guard<std::mutex> lock(mutex_);
+    sizes_[pointer] = rounded;
     return static_cast<uint8_t*>(pointer);
   }
-#endif
-  return static_cast<uint8_t*>(std::malloc(bytes > 0 ? bytes : 1));
+
+  // Called when Python releases the array: kept while the cache has room, else freed.
+  void give(void* pointer) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const auto found = sizes_.find(pointer);
+    const uint64_t rounded = found->second;
+    sizes_.erase(found);
+    if (free_.size() < kCachedBuffers && held_ + rounded <= kCachedBytes) {
+      free_.push_back({static_cast<uint8_t*>(pointer), rounded});
+      held_ += rounded;
+      return;
+    }
+    lock.unlock();
+    std::free(pointer);
+  }
+
+ private:
+  struct Entry {
+    uint8_t* pointer;
+    uint64_t bytes;
+  };
+  std::mutex mutex_;
+  std::vector<Entry> free_;
+  std::unordered_map<void*, uint64_t> sizes_;  // live large buffers and their rounded sizes
+  uint64_t held_ = 0;
+};
+
+// Never destroyed: a capsule released during interpreter shutdown must still find it.
+OutputCache& output_cache() {
+  static OutputCache* cache = new OutputCache();
+  return *cache;
 }
 
-// A new numpy uint8 array of `bytes` bytes (owning storage from allocate_output); *storage gets
-// its address.
+// A new numpy uint8 array of `bytes` bytes (owning its storage); *storage gets its address.
 nb::object new_bytes(uint64_t bytes, uint8_t** storage) {
-  *storage = allocate_output(bytes);
+  const bool large = bytes >= kHuge;
+  *storage = large ? output_cache().take(bytes) : static_cast<uint8_t*>(std::malloc(bytes > 0 ? bytes : 1));
   if (*storage == nullptr) throw std::bad_alloc();
-  std::unique_ptr<uint8_t, decltype(&std::free)> guard(*storage, &std::free);  // until the capsule owns it
-  nb::capsule owner(*storage, [](void* pointer) noexcept { std::free(pointer); });
+  void (*release)(void*) noexcept = large ? +[](void* pointer) noexcept { output_cache().give(pointer); }
+                                          : +[](void* pointer) noexcept { std::free(pointer); };
+  std::unique_ptr<void, void (*)(void*) noexcept> guard(*storage, release);  // until the capsule owns it
+  nb::capsule owner(*storage, release);
   guard.release();
   size_t shape[1] = {static_cast<size_t>(bytes)};
   return nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(*storage, 1, shape, owner));

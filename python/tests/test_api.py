@@ -392,3 +392,21 @@ def test_out_sharing_an_input_is_refused():
     x = buffer.view(np.int8)[:1000]  # the bytes of out's first 250 elements
     with pytest.raises(qdq.QdqError, match="out shares memory with input 'x'"):
         qdq.dequantize_linear(x, F32(0.5), out=buffer)
+
+
+def test_large_outputs_reuse_released_buffers_safely():
+    """Large results come from a cache of buffers Python released (no OS zeroing on reuse): a live
+    array is never handed out again, and a reused buffer is fully overwritten."""
+    x = np.random.default_rng(11).integers(0, 255, (1024, 4096), dtype=np.uint8)  # 16 MiB of float32 out
+    a = qdq.dequantize_linear(x, np.float32(0.5))
+    b = qdq.dequantize_linear(x, np.float32(0.5))
+    assert a.ctypes.data != b.ctypes.data
+    address = a.ctypes.data
+    del a
+    c = qdq.dequantize_linear(x, np.float32(2.0))  # may take a's buffer
+    d = qdq.dequantize_linear(x, np.float32(4.0))
+    assert len({c.ctypes.data, d.ctypes.data, b.ctypes.data}) == 3
+    np.testing.assert_array_equal(b, x.astype(np.float32) * np.float32(0.5))
+    np.testing.assert_array_equal(c, x.astype(np.float32) * np.float32(2.0))
+    np.testing.assert_array_equal(d, x.astype(np.float32) * np.float32(4.0))
+    assert address in {c.ctypes.data, d.ctypes.data}  # the released buffer was reused
