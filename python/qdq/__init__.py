@@ -61,6 +61,8 @@ __all__ = [
     "extended_dequantize_linear",
     "elementwise_quantize_linear",
     "elementwise_dequantize_linear",
+    "directml_quantize_linear",
+    "directml_dequantize_linear",
     "dtype_from_code",
     "code_from_dtype",
     "ort_library_path",
@@ -499,3 +501,7 @@ def elementwise_dequantize_linear(
         xt[1],
         out,
     )
+
+
+# DirectML operator descriptions (strided numpy arrays, feature levels): qdq/_directml.py.
+from ._directml import directml_dequantize_linear, directml_quantize_linear  # noqa: E402
