@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "demo.h"
+#include "directml.h"
 #include "qdq/element_type.h"
 #include "qdq/qdq.h"
 
@@ -246,6 +247,9 @@ int run(int argc, char** argv) {
       "qdq::parallel_copy of the same total traffic on the same thread pool. For ONNX Runtime in the\n"
       "same table, run bench/compare.py (Python, needs the qdq package and onnxruntime).\n");
 
+  qdq::tools::DirectmlOptions directml_options;
+  CLI::App* directml = qdq::tools::add_directml_command(app, directml_options);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -289,11 +293,13 @@ int run(int argc, char** argv) {
   if (roundtrip->parsed()) status = qdq::tools::run_roundtrip(roundtrip_options);
   if (dequantize->parsed()) status = qdq::tools::run_dequantize(dq);
   if (bench->parsed()) status = qdq::tools::run_bench(bench_options);
+  bool directml_accepted = true;
+  if (directml->parsed()) status = qdq::tools::run_directml(directml_options, &directml_accepted);
   if (!status.ok()) {
     std::fprintf(stderr, "qdq: error: %s\n", status.message().c_str());
     return kRuntimeError;
   }
-  return 0;
+  return directml_accepted ? 0 : 1;
 }
 
 }  // namespace

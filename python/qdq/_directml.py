@@ -108,7 +108,15 @@ def directml_dequantize_linear(
 ) -> np.ndarray:
     """DML_ELEMENT_WISE_DEQUANTIZE_LINEAR as DirectML describes it, checked at `feature_level`.
 
-    x: (u)int8/16/32; scale: float32 or float16 of x's shape; zero_point: x's dtype (None from
-    6_2); output: the scale's dtype. Strides and errors as in directml_quantize_linear.
+    Args:
+        x: (u)int8/16/32 array (any non-negative strides).
+        scale: float32 or float16 array of x's shape; zero_point: x's dtype and shape (None from
+            6_2). 0-strides repeat, as np.broadcast_to makes them.
+        output_dtype: the scale's dtype (the default), or out's.
+        feature_level, out: as in directml_quantize_linear.
+
+    Raises:
+        QdqError: the description breaks a rule at that feature level; the message names the
+            tensor, the value, the rule and the lowest feature level that accepts it.
     """
     return _run(False, x, scale, zero_point, output_dtype, feature_level, out)
