@@ -113,8 +113,10 @@ def test_feature_levels():
 def test_descriptions_directml_rejects():
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     scale = np.broadcast_to(np.float32(2), x.shape)
-    with pytest.raises(qdq.QdqError, match="same DimensionCount and Sizes"):
-        qdq.directml_quantize_linear(x, np.float32(2))  # numpy-style broadcasting is the elementwise door's
+    with pytest.raises(qdq.QdqError, match=r"Sizes \[1, 4\] but InputTensor \[3, 4\].*same DimensionCount and Sizes"):
+        qdq.directml_quantize_linear(x, np.ones((1, 4), np.float32))  # size-1 broadcasting is the elementwise door's
+    with pytest.raises(qdq.QdqError, match="ScaleTensor has DimensionCount 0"):
+        qdq.directml_quantize_linear(x, np.float32(2))
     with pytest.raises(qdq.QdqError, match="DirectML strides are unsigned"):
         qdq.directml_quantize_linear(x[::-1], scale)
     rows_on_one_row = np.lib.stride_tricks.as_strided(np.zeros(4, np.uint8), x.shape, (0, 1))
