@@ -93,7 +93,7 @@ DTYPES = {name: np.dtype(getattr(ml_dtypes, name, None) or name) for name in [
 # help, demo, bench
 
 
-@pytest.mark.parametrize("command", [[], ["demo"], ["quantize"], ["dequantize"], ["roundtrip"], ["bench"]])
+@pytest.mark.parametrize("command", [[], ["demo"], ["quantize"], ["dequantize"], ["roundtrip"], ["bench"], ["directml"]])
 def test_help_exits_zero(command):
     out = run(*command, "--help").stdout
     assert "Usage:" in out
@@ -843,3 +843,26 @@ def test_extended_dequantize_refuses_output_type(tmp_path):
     u8 = save(tmp_path / "u8.npy", np.zeros(4, np.uint8))
     assert "float32" in run_error("dequantize", "--operator", "extended", u8, tmp_path / "d.npy", "-s", 1,
                                   "--output-type", "float16", expect=2)
+
+
+# ------------------------------------------------------------------------------------------------
+# directml: an operator description checked per feature level
+
+
+def test_directml_every_level():
+    out = run("directml", "quantize", "--sizes", "1,3,8,8", "--input", "FLOAT16", "--scale", "float16",
+              "--scale-strides", "0,1,0,0", "--zero-point", "INT8", "--zero-point-strides", "0,1,0,0",
+              "--output", "INT8").stdout.splitlines()
+    verdicts = dict(line.split(None, 1) for line in out)
+    assert len(verdicts) == 15
+    assert verdicts["DML_FEATURE_LEVEL_6_0"] == "accepted" and verdicts["DML_FEATURE_LEVEL_6_4"] == "accepted"
+    assert "InputTensor has DataType FLOAT16" in verdicts["DML_FEATURE_LEVEL_3_0"]
+    assert verdicts["DML_FEATURE_LEVEL_3_0"].endswith("DML_FEATURE_LEVEL_6_0 accepts this description")
+
+
+def test_directml_one_level_rejects_with_exit_1():
+    out = run("directml", "dequantize", "--sizes", "5", "--input", "int8", "--scale", "float32", "--scale-strides", "0",
+              "--zero-point", "int8", "--output", "float32", "--feature-level", "2.1", expect=1).stdout
+    assert "InputTensor has DimensionCount 1" in out and "DML_FEATURE_LEVEL_3_0 accepts this description" in out
+    assert "qdq: error:" in run_error("directml", "quantize", "--sizes", "4", "--input", "float32", "--scale",
+                                      "float32", "--output", "uint8", "--feature-level", "9_9")
