@@ -522,3 +522,45 @@ TEST(DirectMLArithmetic, BroadcastsByStrideBecomeRuns) {
 
 }  // namespace
 }  // namespace qdq
+
+namespace qdq {
+namespace {
+
+// Rows run in place past the streaming threshold (16 MiB of output): the kernels' non-temporal
+// stores into a padded output, against the dense plan of the same values (whose kernels the
+// suites above check against the reference).
+TEST(DirectMLArithmetic, LargePaddedRowsStreamLikeDensePlans) {
+  const int64_t rows = 4096, cols = 1024, pitch = 1040;
+  const std::vector<int64_t> sizes = {rows, cols};
+  const std::vector<int64_t> padded = {pitch, 1};
+  const std::vector<int64_t> per_axis = {0, 1};
+  std::mt19937 g(7);
+  std::vector<uint8_t> x(static_cast<size_t>(rows * pitch));
+  for (uint8_t& v : x) v = static_cast<uint8_t>(g());
+  std::vector<float> scale(static_cast<size_t>(cols));
+  for (float& s : scale) s = 0.01f + static_cast<float>(g() % 1000) / 997.0f;
+  std::vector<float> y(static_cast<size_t>(rows * pitch), -1.0f);
+  const DmlTensorDesc x_desc{E::kUint8, sizes, padded, 0, x.data()};
+  const DmlTensorDesc scale_desc{E::kFloat32, sizes, per_axis, 0, scale.data()};
+  const DmlTensorDesc y_desc{E::kFloat32, sizes, padded, 0, nullptr};
+  const Result<Plan> plan = plan_directml_dequantize_linear(x_desc, scale_desc, nullptr, y_desc);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_TRUE(execute(plan.value(), MutableTensorView{E::kFloat32, sizes, y.data()}).ok());
+
+  std::vector<uint8_t> x_dense(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(&x_dense[r * cols], &x[r * pitch], cols);
+  const std::vector<int64_t> scale_shape = {1, cols};
+  const TensorView x_view{E::kUint8, sizes, x_dense.data()};
+  const TensorView scale_view{E::kFloat32, scale_shape, scale.data()};
+  const Result<Plan> dense = plan_elementwise_dequantize_linear(x_view, scale_view, nullptr);
+  ASSERT_TRUE(dense.ok()) << dense.status().message();
+  std::vector<float> expected(static_cast<size_t>(rows * cols));
+  ASSERT_TRUE(execute(dense.value(), MutableTensorView{E::kFloat32, sizes, expected.data()}).ok());
+  for (int64_t r = 0; r < rows; ++r) {
+    ASSERT_EQ(std::memcmp(&y[r * pitch], &expected[r * cols], cols * sizeof(float)), 0) << "row " << r;
+    for (int64_t c = cols; c < pitch; ++c) ASSERT_EQ(y[r * pitch + c], -1.0f) << "padding of row " << r;
+  }
+}
+
+}  // namespace
+}  // namespace qdq

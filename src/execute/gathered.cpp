@@ -158,7 +158,9 @@ void execute_gathered_range(const Plan& plan, const StridedWalk& walk, uint64_t 
       dense.x.data = at(plan.x.data, cursor.x, x_bytes);
       dense.scale.data = at(plan.scale.data, cursor.scale, scale_bytes);
       if (plan.has_zero_point) dense.zero_point.data = at(plan.zero_point.data, cursor.zero_point, zp_bytes);
-      dense.element_count = count;
+      // The whole output's size, not the row's, decides whether the kernels stream their stores
+      // past the cache, as it does for dense plans (it is all element_count tells them).
+      dense.element_count = plan.element_count;
       dense.layout.dims[0] = static_cast<int64_t>(count);
       dense.layout.scale_strides[0] = walk.scale[last];
       dense.layout.zero_point_strides[0] = walk.zero_point[last];
