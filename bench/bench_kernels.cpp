@@ -43,6 +43,20 @@ uint64_t count(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// Times execute() of a plan into y; bytes_per_run is what one execution moves.
+void time_plan(benchmark::State& state, const qdq::Result<qdq::Plan>& plan, const qdq::MutableTensorView& y,
+               uint64_t bytes_per_run) {
+  if (!plan.ok()) {
+    state.SkipWithError(plan.status().message().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(qdq::execute(plan.value(), y));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes_per_run));
+}
+
 void BM_Quantize(benchmark::State& state, ElementType out, Grain grain) {
   const Cell c = make_cell(state.range(0), grain);
   const uint64_t n = count(c.shape);
@@ -59,15 +73,7 @@ void BM_Quantize(benchmark::State& state, ElementType out, Grain grain) {
   const qdq::TensorView xv{ElementType::kFloat32, c.shape, x.data()};
   const qdq::TensorView sv{ElementType::kFloat32, c.scale_shape, scale.data()};
   const auto plan = qdq::plan_quantize_linear(xv, sv, nullptr, a);
-  if (!plan.ok()) {
-    state.SkipWithError(plan.status().message().c_str());
-    return;
-  }
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(qdq::execute(plan.value(), {out, c.shape, y.data()}));
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (n * 4 + y.size())));
+  time_plan(state, plan, {out, c.shape, y.data()}, n * 4 + y.size());
 }
 
 void BM_Dequantize(benchmark::State& state, ElementType in, Grain grain) {
@@ -83,15 +89,7 @@ void BM_Dequantize(benchmark::State& state, ElementType in, Grain grain) {
   const qdq::TensorView xv{in, c.shape, x.data()};
   const qdq::TensorView sv{ElementType::kFloat32, c.scale_shape, scale.data()};
   const auto plan = qdq::plan_dequantize_linear(xv, sv, nullptr, a);
-  if (!plan.ok()) {
-    state.SkipWithError(plan.status().message().c_str());
-    return;
-  }
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(qdq::execute(plan.value(), {ElementType::kFloat32, c.shape, y.data()}));
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (x.size() + n * 4)));
+  time_plan(state, plan, {ElementType::kFloat32, c.shape, y.data()}, x.size() + n * 4);
 }
 
 // DirectML descriptions of the same cells: [rows, 1024] with the scale given at x's Sizes by
@@ -141,15 +139,7 @@ void BM_DmlQuantize(benchmark::State& state, DmlGrain grain) {
   const qdq::DmlTensorDesc sd{ElementType::kFloat32, c.sizes, c.scale_strides, 0, scale.data()};
   const qdq::DmlTensorDesc yd{ElementType::kUint8, c.sizes, {}, 0, nullptr};
   const auto plan = qdq::plan_directml_quantize_linear(xd, sd, nullptr, yd);  // as the ONNX cells: no zero point
-  if (!plan.ok()) {
-    state.SkipWithError(plan.status().message().c_str());
-    return;
-  }
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(qdq::execute(plan.value(), {ElementType::kUint8, c.sizes, y.data()}));
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (n * 4 + y.size())));
+  time_plan(state, plan, {ElementType::kUint8, c.sizes, y.data()}, n * 4 + y.size());
 }
 
 void BM_DmlDequantize(benchmark::State& state, DmlGrain grain) {
@@ -163,15 +153,7 @@ void BM_DmlDequantize(benchmark::State& state, DmlGrain grain) {
   const qdq::DmlTensorDesc sd{ElementType::kFloat32, c.sizes, c.scale_strides, 0, scale.data()};
   const qdq::DmlTensorDesc yd{ElementType::kFloat32, c.sizes, {}, 0, nullptr};
   const auto plan = qdq::plan_directml_dequantize_linear(xd, sd, nullptr, yd);
-  if (!plan.ok()) {
-    state.SkipWithError(plan.status().message().c_str());
-    return;
-  }
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(qdq::execute(plan.value(), {ElementType::kFloat32, c.sizes, y.data()}));
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (n + n * 4)));
+  time_plan(state, plan, {ElementType::kFloat32, c.sizes, y.data()}, n + n * 4);
 }
 
 // memcpy of `bytes` / 2 (so read + write = bytes), split over the default pool's threads.

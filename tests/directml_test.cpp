@@ -264,29 +264,23 @@ TEST(DirectMLBufferTensors, RejectsWhatDirectMLRejects) {
   EXPECT_NE(plan_error(negative_stride, scale, nullptr, y).find("stride -3; DirectML strides are unsigned"),
             std::string::npos);
 
-  DmlTensorDesc too_small = x;
-  too_small.total_tensor_size_in_bytes = 20;  // 6 float32 need 24
-  EXPECT_NE(plan_error(too_small, scale, nullptr, y).find("TotalTensorSizeInBytes 20 but its Sizes and Strides need 24"),
-            std::string::npos);
-  DmlTensorDesc unaligned = x;
-  unaligned.total_tensor_size_in_bytes = 26;
-  EXPECT_NE(plan_error(unaligned, scale, nullptr, y).find("multiples of 4"), std::string::npos);
-  DmlTensorDesc larger = x;
-  larger.total_tensor_size_in_bytes = 64;
-  EXPECT_EQ(plan_error(larger, scale, nullptr, y), "accepted");
-
-  DmlTensorDesc overlapping = y;
-  const std::vector<int64_t> repeat = {1, 1};  // elements (0,1) and (1,0) share offset 1
-  overlapping.strides = repeat;
-  EXPECT_NE(plan_error(x, scale, nullptr, overlapping).find("give two output elements one location"),
-            std::string::npos);
-  DmlTensorDesc broadcast_output = y;
-  broadcast_output.strides = zeros;
-  EXPECT_NE(plan_error(x, scale, nullptr, broadcast_output).find("OutputTensor"), std::string::npos);
-  const std::vector<int64_t> transposed = {1, 2};
-  DmlTensorDesc transposed_output = y;
-  transposed_output.strides = transposed;
-  EXPECT_EQ(plan_error(x, scale, nullptr, transposed_output), "accepted");
+  // TotalTensorSizeInBytes: at least DMLCalcBufferTensorSize (6 float32: 24) and a multiple of 4.
+  const std::pair<uint64_t, std::string> total_sizes[] = {
+      {20, "TotalTensorSizeInBytes 20 but its Sizes and Strides need 24"}, {26, "multiples of 4"}, {64, "accepted"}};
+  for (const auto& [bytes, verdict] : total_sizes) {
+    DmlTensorDesc sized = x;
+    sized.total_tensor_size_in_bytes = bytes;
+    EXPECT_NE(plan_error(sized, scale, nullptr, y).find(verdict), std::string::npos) << plan_error(sized, scale, nullptr, y);
+  }
+  // Output strides: each element its own location ({1, 1} puts (0, 1) and (1, 0) at offset 1).
+  const std::pair<std::vector<int64_t>, std::string> output_strides[] = {
+      {{1, 1}, "give two output elements one location"}, {{0, 0}, "give two output elements one location"},
+      {{1, 2}, "accepted"}};
+  for (const auto& [strides, verdict] : output_strides) {
+    DmlTensorDesc strided = y;
+    strided.strides = strides;
+    EXPECT_NE(plan_error(x, scale, nullptr, strided).find(verdict), std::string::npos) << plan_error(x, scale, nullptr, strided);
+  }
 
   const std::vector<int64_t> zero_size = {2, 0};
   DmlTensorDesc empty = x;

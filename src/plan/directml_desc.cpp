@@ -9,7 +9,6 @@
 #include <array>
 #include <cstdio>
 #include <limits>
-#include <numeric>
 
 #include "execute/runs.h"
 #include "plan/checks.h"
@@ -358,13 +357,10 @@ Result<Plan> plan_directml(const OperatorRules& rules, const DmlTensorDesc& inpu
                            const DmlTensorDesc* zero_point, const DmlTensorDesc& output, DmlFeatureLevel level) {
   const std::string op = rules.name;
   if (!is_known_level(level)) {
-    return Status::invalid_argument(op + ": feature level " + std::to_string(static_cast<int32_t>(level)) +
-                                    " (0x" + [&] {
-                                      char text[16];
-                                      std::snprintf(text, sizeof text, "%X", static_cast<unsigned>(level));
-                                      return std::string(text);
-                                    }() + ") is not a DML_FEATURE_LEVEL; they are DML_FEATURE_LEVEL_1_0 to " +
-                                    dml_feature_level_name(kLevels.back()));
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%X", static_cast<unsigned>(level));
+    return Status::invalid_argument(op + ": feature level " + hex + " is not a DML_FEATURE_LEVEL (0x1000 for 1_0 to " +
+                                    "0x6400 for 6_4, as DirectML numbers them)");
   }
   const std::array<Tensor, 4> tensors = {Tensor{"InputTensor", &input}, Tensor{"ScaleTensor", &scale},
                                          Tensor{"ZeroPointTensor", zero_point}, Tensor{"OutputTensor", &output}};
