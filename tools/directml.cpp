@@ -41,7 +41,60 @@ Status parse_list(const std::string& flag, const std::string& text, std::vector<
   return {};
 }
 
+// 0 where `operand` broadcasts over x, its own row-major strides elsewhere.
+Result<std::vector<int64_t>> broadcast_strides(const char* role, const TensorView& x, const TensorView& operand) {
+  const auto shape_text = [](std::span<const int64_t> shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + "]";
+  };
+  bool broadcasts = operand.shape.size() == x.shape.size();
+  for (size_t d = 0; broadcasts && d < x.shape.size(); ++d) {
+    broadcasts = operand.shape[d] == x.shape[d] || operand.shape[d] == 1;
+  }
+  if (!broadcasts) {
+    return Status::invalid_argument(std::string(role) + " has shape " + shape_text(operand.shape) + " and x " +
+                                    shape_text(x.shape) + "; with --feature-level each dimension must be x's or 1 "
+                                    "(it becomes a stride of 0)");
+  }
+  std::vector<int64_t> strides(x.shape.size());
+  int64_t stride = 1;
+  for (size_t d = x.shape.size(); d-- > 0;) {
+    strides[d] = operand.shape[d] == x.shape[d] ? stride : 0;
+    stride *= operand.shape[d];
+  }
+  return strides;
+}
+
 }  // namespace
+
+Result<Plan> plan_directml_broadcast(Operation operation, const TensorView& x, const TensorView& scale,
+                                     const TensorView* zero_point, ElementType output_type,
+                                     const std::string& feature_level) {
+  const std::optional<DmlFeatureLevel> level = parse_dml_feature_level(feature_level);
+  if (!level) {
+    return Status::invalid_argument("--feature-level '" + feature_level +
+                                    "' is not a DML_FEATURE_LEVEL (1_0 to 6_4, as 6_2, 6.2 or DML_FEATURE_LEVEL_6_2)");
+  }
+  Result<std::vector<int64_t>> scale_strides = broadcast_strides("the scale", x, scale);
+  if (!scale_strides.ok()) return scale_strides.status();
+  Result<std::vector<int64_t>> zp_strides = std::vector<int64_t>{};
+  if (zero_point != nullptr) zp_strides = broadcast_strides("the zero point", x, *zero_point);
+  if (!zp_strides.ok()) return zp_strides.status();
+  if (output_type == ElementType::kUndefined) {
+    output_type = operation == Operation::kDequantize ? scale.type
+                  : zero_point != nullptr            ? zero_point->type
+                                                     : ElementType::kUint8;
+  }
+  const DmlTensorDesc input{x.type, x.shape, {}, 0, x.data};
+  const DmlTensorDesc scale_desc{scale.type, x.shape, scale_strides.value(), 0, scale.data};
+  const DmlTensorDesc zp_desc{zero_point ? zero_point->type : ElementType::kUndefined, x.shape, zp_strides.value(), 0,
+                              zero_point ? zero_point->data : nullptr};
+  const DmlTensorDesc output{output_type, x.shape, {}, 0, nullptr};
+  const DmlTensorDesc* zp = zero_point ? &zp_desc : nullptr;
+  return operation == Operation::kQuantize ? plan_directml_quantize_linear(input, scale_desc, zp, output, *level)
+                                           : plan_directml_dequantize_linear(input, scale_desc, zp, output, *level);
+}
 
 CLI::App* add_directml_command(CLI::App& app, DirectmlOptions& o) {
   CLI::App* command = app.add_subcommand(

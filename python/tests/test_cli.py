@@ -866,3 +866,23 @@ def test_directml_one_level_rejects_with_exit_1():
     assert "InputTensor has DimensionCount 1" in out and "DML_FEATURE_LEVEL_3_0 accepts this description" in out
     assert "qdq: error:" in run_error("directml", "quantize", "--sizes", "4", "--input", "float32", "--scale",
                                       "float32", "--output", "uint8", "--feature-level", "9_9")
+
+
+def test_elementwise_feature_level_runs_the_directml_door(tmp_path):
+    rng = np.random.default_rng(14)
+    x = save(tmp_path / "x.npy", (rng.standard_normal((2, 3, 4, 5)) * 40).astype(np.float32))
+    scale = save(tmp_path / "s.npy", np.array([0.5, 1.0, 2.0], np.float32).reshape(1, 3, 1, 1))
+    zp = save(tmp_path / "z.npy", np.array([1, -2, 3], np.int8).reshape(1, 3, 1, 1))
+    run("quantize", "--operator", "elementwise", x, tmp_path / "a.npy", "--type", "int8", "--scale", scale,
+        "--zero-point", zp, "--feature-level", "2_1")
+    run("quantize", "--operator", "elementwise", x, tmp_path / "b.npy", "--type", "int8", "--scale", scale,
+        "--zero-point", zp)
+    expected = qdq.directml_quantize_linear(np.load(x), np.broadcast_to(np.load(scale), (2, 3, 4, 5)),
+                                            np.broadcast_to(np.load(zp), (2, 3, 4, 5)), feature_level="2_1")
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), expected)
+    np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), expected)
+    error = run_error("quantize", "--operator", "elementwise", x, tmp_path / "c.npy", "--type", "int8", "--scale",
+                      scale, "--zero-point", zp, "--feature-level", "1_0")
+    assert "ZeroPointTensor has DataType INT8" in error and "DML_FEATURE_LEVEL_2_1 accepts" in error
+    assert "needs --operator elementwise" in run_error("quantize", x, tmp_path / "d.npy", "--type", "int8", "--scale",
+                                                       "1", "--feature-level", "6_2", expect=2)
