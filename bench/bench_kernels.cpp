@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "qdq/directml.hpp"
 #include "qdq/qdq.hpp"
 
 namespace {
@@ -42,6 +43,20 @@ uint64_t count(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// Times execute() of a plan into y; bytes_per_run is what one execution moves.
+void time_plan(benchmark::State& state, const qdq::Result<qdq::Plan>& plan, const qdq::MutableTensorView& y,
+               uint64_t bytes_per_run) {
+  if (!plan.ok()) {
+    state.SkipWithError(plan.status().message().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(qdq::execute(plan.value(), y));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes_per_run));
+}
+
 void BM_Quantize(benchmark::State& state, ElementType out, Grain grain) {
   const Cell c = make_cell(state.range(0), grain);
   const uint64_t n = count(c.shape);
@@ -58,15 +73,7 @@ void BM_Quantize(benchmark::State& state, ElementType out, Grain grain) {
   const qdq::TensorView xv{ElementType::kFloat32, c.shape, x.data()};
   const qdq::TensorView sv{ElementType::kFloat32, c.scale_shape, scale.data()};
   const auto plan = qdq::plan_quantize_linear(xv, sv, nullptr, a);
-  if (!plan.ok()) {
-    state.SkipWithError(plan.status().message().c_str());
-    return;
-  }
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(qdq::execute(plan.value(), {out, c.shape, y.data()}));
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (n * 4 + y.size())));
+  time_plan(state, plan, {out, c.shape, y.data()}, n * 4 + y.size());
 }
 
 void BM_Dequantize(benchmark::State& state, ElementType in, Grain grain) {
@@ -82,15 +89,71 @@ void BM_Dequantize(benchmark::State& state, ElementType in, Grain grain) {
   const qdq::TensorView xv{in, c.shape, x.data()};
   const qdq::TensorView sv{ElementType::kFloat32, c.scale_shape, scale.data()};
   const auto plan = qdq::plan_dequantize_linear(xv, sv, nullptr, a);
-  if (!plan.ok()) {
-    state.SkipWithError(plan.status().message().c_str());
-    return;
+  time_plan(state, plan, {ElementType::kFloat32, c.shape, y.data()}, x.size() + n * 4);
+}
+
+// DirectML descriptions of the same cells: [rows, 1024] with the scale given at x's Sizes by
+// 0-strides (per-tensor {0, 0}, per-axis {0, 1}, blocked-last as
+// [rows, 32, 32] with {32, 1, 0}), or x in rows padded to 1040 elements (the gathered path, in
+// place). They should run at the ONNX cells' speed.
+enum class DmlGrain { kPerTensor, kPerAxis, kBlockedLast, kPaddedRows };
+
+struct DmlCell {
+  std::vector<int64_t> sizes, x_strides, scale_strides;
+  uint64_t x_elements = 0, scale_elements = 0;
+};
+
+DmlCell make_dml_cell(int64_t elements, DmlGrain grain) {
+  const int64_t cols = 1024, rows = elements / cols;
+  DmlCell c;
+  c.sizes = {rows, cols};
+  c.x_elements = static_cast<uint64_t>(rows * cols);
+  switch (grain) {
+    case DmlGrain::kPerTensor: c.scale_strides = {0, 0}; c.scale_elements = 1; break;
+    case DmlGrain::kPerAxis: c.scale_strides = {0, 1}; c.scale_elements = cols; break;
+    case DmlGrain::kBlockedLast:
+      c.sizes = {rows, cols / kBlock, kBlock};
+      c.scale_strides = {cols / kBlock, 1, 0};
+      c.scale_elements = static_cast<uint64_t>(rows * cols / kBlock);
+      break;
+    case DmlGrain::kPaddedRows:
+      c.x_strides = {cols + 16, 1};
+      c.x_elements = static_cast<uint64_t>(rows * (cols + 16));
+      c.scale_strides = {0, 0};
+      c.scale_elements = 1;
+      break;
   }
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(qdq::execute(plan.value(), {ElementType::kFloat32, c.shape, y.data()}));
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * (x.size() + n * 4)));
+  return c;
+}
+
+void BM_DmlQuantize(benchmark::State& state, DmlGrain grain) {
+  const DmlCell c = make_dml_cell(state.range(0), grain);
+  const uint64_t n = count(c.sizes);
+  std::vector<float> x(c.x_elements), scale(c.scale_elements);
+  std::mt19937 g(1);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (float& v : x) v = normal(g);
+  for (float& s : scale) s = 0.05f + static_cast<float>(g() % 100) / 1000.0f;
+  std::vector<uint8_t> y(n);
+  const qdq::DmlTensorDesc xd{ElementType::kFloat32, c.sizes, c.x_strides, 0, x.data()};
+  const qdq::DmlTensorDesc sd{ElementType::kFloat32, c.sizes, c.scale_strides, 0, scale.data()};
+  const qdq::DmlTensorDesc yd{ElementType::kUint8, c.sizes, {}, 0, nullptr};
+  const auto plan = qdq::plan_directml_quantize_linear(xd, sd, nullptr, yd);  // as the ONNX cells: no zero point
+  time_plan(state, plan, {ElementType::kUint8, c.sizes, y.data()}, n * 4 + y.size());
+}
+
+void BM_DmlDequantize(benchmark::State& state, DmlGrain grain) {
+  const DmlCell c = make_dml_cell(state.range(0), grain);
+  const uint64_t n = count(c.sizes);
+  std::vector<uint8_t> x(c.x_elements);
+  std::mt19937 g(2);
+  for (uint8_t& b : x) b = static_cast<uint8_t>(g());
+  std::vector<float> scale(c.scale_elements, 0.125f), y(n);
+  const qdq::DmlTensorDesc xd{ElementType::kUint8, c.sizes, c.x_strides, 0, x.data()};
+  const qdq::DmlTensorDesc sd{ElementType::kFloat32, c.sizes, c.scale_strides, 0, scale.data()};
+  const qdq::DmlTensorDesc yd{ElementType::kFloat32, c.sizes, {}, 0, nullptr};
+  const auto plan = qdq::plan_directml_dequantize_linear(xd, sd, nullptr, yd);
+  time_plan(state, plan, {ElementType::kFloat32, c.sizes, y.data()}, n + n * 4);
 }
 
 // memcpy of `bytes` / 2 (so read + write = bytes), split over the default pool's threads.
@@ -119,6 +182,16 @@ int register_all() {
       benchmark::RegisterBenchmark(("Q/" + suffix).c_str(), BM_Quantize, t, grain)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
       benchmark::RegisterBenchmark(("DQ/" + suffix).c_str(), BM_Dequantize, t, grain)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
     }
+  }
+  const std::pair<DmlGrain, const char*> dml_grains[] = {{DmlGrain::kPerTensor, "per_tensor_strides"},
+                                                          {DmlGrain::kPerAxis, "per_axis_strides"},
+                                                          {DmlGrain::kBlockedLast, "blocked_last_strides"},
+                                                          {DmlGrain::kPaddedRows, "padded_x_rows"}};
+  for (const auto& [grain, grain_name] : dml_grains) {
+    benchmark::RegisterBenchmark((std::string("DML_Q/uint8/") + grain_name).c_str(), BM_DmlQuantize, grain)
+        ->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
+    benchmark::RegisterBenchmark((std::string("DML_DQ/uint8/") + grain_name).c_str(), BM_DmlDequantize, grain)
+        ->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
   }
   benchmark::RegisterBenchmark("memcpy", BM_Memcpy)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
   return 0;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "qdq/directml.hpp"
 #include "qdq/qdq.hpp"
 #include "qdq/toolkit.hpp"
 
@@ -209,9 +210,94 @@ qdq::Status to_toolkit(const char* function, const qdq_tensor* x, const qdq_qpar
   return {};
 }
 
+// A DirectML description over the C struct. The count is checked before sizes or strides are
+// read, so no array is walked past the length the caller declares.
+qdq::Status to_dml_desc(const char* function, const char* role, const qdq_dml_tensor_desc* desc,
+                        qdq::DmlTensorDesc* out) {
+  if (desc == nullptr) return null_argument(function, role);
+  if (desc->dimension_count < 0 || desc->dimension_count > kMaxRank ||
+      (desc->dimension_count > 0 && desc->sizes == nullptr)) {
+    return qdq::Status::invalid_argument(std::string(function) + ": " + role + " has DimensionCount " +
+                                         std::to_string(desc->dimension_count) + " and sizes pointer " +
+                                         (desc->sizes ? "set" : "NULL") + "; it must be 0 to " +
+                                         std::to_string(kMaxRank) + " with sizes of that length");
+  }
+  const auto count = static_cast<size_t>(desc->dimension_count);
+  out->type = static_cast<qdq::ElementType>(desc->type);
+  out->sizes = {desc->sizes, count};
+  out->strides = desc->strides == nullptr ? std::span<const int64_t>{} : std::span<const int64_t>{desc->strides, count};
+  out->total_tensor_size_in_bytes = desc->total_tensor_size_in_bytes;
+  out->data = desc->data;
+  return {};
+}
+
+template <class Planner>
+qdq_status_code directml_run(const char* function, const qdq_dml_tensor_desc* input, const qdq_dml_tensor_desc* scale,
+                             const qdq_dml_tensor_desc* zero_point, const qdq_dml_tensor_desc* output,
+                             int32_t feature_level, void* output_data, Planner&& planner) {
+  return guarded(function, [&]() -> qdq::Status {
+    qdq::DmlTensorDesc in, sc, zp, out;
+    if (qdq::Status s = to_dml_desc(function, "InputTensor", input, &in); !s.ok()) return s;
+    if (qdq::Status s = to_dml_desc(function, "ScaleTensor", scale, &sc); !s.ok()) return s;
+    if (zero_point != nullptr) {
+      if (qdq::Status s = to_dml_desc(function, "ZeroPointTensor", zero_point, &zp); !s.ok()) return s;
+    }
+    if (qdq::Status s = to_dml_desc(function, "OutputTensor", output, &out); !s.ok()) return s;
+    qdq::Result<qdq::Plan> plan = planner(in, sc, zero_point ? &zp : nullptr, out,
+                                          static_cast<qdq::DmlFeatureLevel>(feature_level));
+    if (!plan.ok()) return plan.status();
+    if (output_data == nullptr && plan->element_count > 0) return null_argument(function, "output_data");
+    return qdq::execute(plan.value(), qdq::MutableTensorView{out.type, out.sizes, output_data});
+  });
+}
+
 }  // namespace
 
 extern "C" {
+
+qdq_status_code qdq_directml_quantize_linear(const qdq_dml_tensor_desc* input, const qdq_dml_tensor_desc* scale,
+                                             const qdq_dml_tensor_desc* zero_point, const qdq_dml_tensor_desc* output,
+                                             int32_t feature_level, void* output_data) {
+  return directml_run("qdq_directml_quantize_linear", input, scale, zero_point, output, feature_level, output_data,
+                      [](auto&&... args) { return qdq::plan_directml_quantize_linear(args...); });
+}
+
+qdq_status_code qdq_directml_dequantize_linear(const qdq_dml_tensor_desc* input, const qdq_dml_tensor_desc* scale,
+                                               const qdq_dml_tensor_desc* zero_point,
+                                               const qdq_dml_tensor_desc* output, int32_t feature_level,
+                                               void* output_data) {
+  return directml_run("qdq_directml_dequantize_linear", input, scale, zero_point, output, feature_level, output_data,
+                      [](auto&&... args) { return qdq::plan_directml_dequantize_linear(args...); });
+}
+
+uint64_t qdq_dml_calc_buffer_tensor_size(const qdq_dml_tensor_desc* desc) {
+  uint64_t bytes = 0;
+  guarded("qdq_dml_calc_buffer_tensor_size", [&]() -> qdq::Status {
+    qdq::DmlTensorDesc view;
+    if (qdq::Status s = to_dml_desc("qdq_dml_calc_buffer_tensor_size", "desc", desc, &view); !s.ok()) return s;
+    if (view.sizes.size() > 8) {
+      return qdq::Status::invalid_argument("qdq_dml_calc_buffer_tensor_size: DimensionCount " +
+                                           std::to_string(view.sizes.size()) + "; DirectML tensors have 1 to 8");
+    }
+    for (size_t d = 0; d < view.sizes.size(); ++d) {
+      const bool bad_stride = !view.strides.empty() && (view.strides[d] < 0 || view.strides[d] > 0xFFFFFFFFll);
+      if (view.sizes[d] < 1 || view.sizes[d] > 0xFFFFFFFFll || bad_stride) {
+        return qdq::Status::invalid_argument("qdq_dml_calc_buffer_tensor_size: dimension " + std::to_string(d) +
+                                             " has size " + std::to_string(view.sizes[d]) +
+                                             (view.strides.empty() ? std::string() : " and stride " + std::to_string(view.strides[d])) +
+                                             "; sizes are 1 to 2^32 - 1 and strides 0 to 2^32 - 1");
+      }
+    }
+    if (qdq::find_element_type_info(view.type) == nullptr) {
+      return qdq::Status::invalid_argument("qdq_dml_calc_buffer_tensor_size: unknown type code " +
+                                           std::to_string(desc->type));
+    }
+    bytes = qdq::dml_calc_buffer_tensor_size(view.type, view.sizes, view.strides);
+    return {};
+  });
+  return bytes;
+}
+
 
 void qdq_quantize_attributes_init(qdq_quantize_attributes* attributes) {
   if (attributes != nullptr) *attributes = qdq_quantize_attributes{1, 0, 1, 0, 0, 25};

@@ -10,6 +10,7 @@
 // refused; '<V2' can only be bfloat16). The conversion between the two happens only in
 // load_tensor and save_tensor below.
 #include "commands.h"
+#include "directml.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -481,7 +482,10 @@ Result<Quantized> quantize(const QuantizeOptions& options) {
   Result<Plan> plan = family == Family::kExtended
                           ? plan_extended_quantize_linear(q.x.view(), q.scale.view(), zp, options.axis.value_or(1))
                       : family == Family::kElementwise
-                          ? plan_elementwise_quantize_linear(q.x.view(), q.scale.view(), zp, type)
+                          ? (options.feature_level.empty()
+                                 ? plan_elementwise_quantize_linear(q.x.view(), q.scale.view(), zp, type)
+                                 : plan_directml_broadcast(Operation::kQuantize, q.x.view(), q.scale.view(), zp, type,
+                                                           options.feature_level))
                           : plan_quantize_linear(q.x.view(), q.scale.view(), zp, attributes);
   if (!plan.ok()) return plan.status();
   q.y = make_tensor(plan.value().output_type, q.x.shape);
@@ -549,8 +553,11 @@ Status run_dequantize(const DequantizeOptions& options) {
       family == Family::kExtended
           ? plan_extended_dequantize_linear(x.value().view(), scale.value().view(), zp, options.axis.value_or(1))
       : family == Family::kElementwise
-          ? plan_elementwise_dequantize_linear(x.value().view(), scale.value().view(), zp,
-                                               output_type.value().value_or(ElementType::kUndefined))
+          ? (options.feature_level.empty()
+                 ? plan_elementwise_dequantize_linear(x.value().view(), scale.value().view(), zp,
+                                                      output_type.value().value_or(ElementType::kUndefined))
+                 : plan_directml_broadcast(Operation::kDequantize, x.value().view(), scale.value().view(), zp,
+                                           output_type.value().value_or(ElementType::kUndefined), options.feature_level))
           : plan_dequantize_linear(x.value().view(), scale.value().view(), zp, attributes);
   if (!plan.ok()) return plan.status();
   Tensor y = make_tensor(plan.value().output_type, x.value().shape);
@@ -578,7 +585,10 @@ Status run_roundtrip(const QuantizeOptions& options) {
   Result<Plan> plan = family == Family::kExtended
                           ? plan_extended_dequantize_linear(q.y.view(), q.scale.view(), zp, options.axis.value_or(1))
                       : family == Family::kElementwise
-                          ? plan_elementwise_dequantize_linear(q.y.view(), q.scale.view(), zp)
+                          ? (options.feature_level.empty()
+                                 ? plan_elementwise_dequantize_linear(q.y.view(), q.scale.view(), zp)
+                                 : plan_directml_broadcast(Operation::kDequantize, q.y.view(), q.scale.view(), zp,
+                                                           ElementType::kUndefined, options.feature_level))
                           : plan_dequantize_linear(q.y.view(), q.scale.view(), zp, attributes);
   if (!plan.ok()) return plan.status();
   Tensor restored = make_tensor(plan.value().output_type, q.x.shape);

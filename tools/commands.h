@@ -31,6 +31,7 @@ struct QuantizeOptions {
   std::string precision;   // "": unset
   std::string input_type;  // "": from the file's dtype
   std::string scale_type;  // "": from the file's dtype
+  std::string feature_level;  // elementwise: "" = the convenience door, else the DirectML door at it
 };
 
 struct DequantizeOptions {
@@ -45,6 +46,7 @@ struct DequantizeOptions {
   std::optional<int64_t> axis;
   int64_t block_size = 0;
   int64_t opset = 25;
+  std::string feature_level;  // elementwise: "" = the convenience door, else the DirectML door at it
 };
 
 struct BenchOptions {

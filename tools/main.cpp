@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "demo.h"
+#include "directml.h"
 #include "qdq/element_type.h"
 #include "qdq/qdq.h"
 
@@ -103,7 +104,17 @@ struct Handles {
   CLI::Option* calibrate = nullptr;
   CLI::Option* axis = nullptr;
   std::vector<CLI::Option*> onnx_only;  // attributes the Quark and DirectML operators do not have
+  CLI::Option* feature_level = nullptr;  // --operator elementwise only
 };
+
+const char* const kFeatureLevelHelp =
+    "--operator elementwise only: check the operator at this DML_FEATURE_LEVEL (6_2, 6.2 or\n"
+    "DML_FEATURE_LEVEL_6_2) through the DirectML door, scale and zero point broadcast by 0-strides";
+
+std::string feature_level_misused(const std::string& family, const CLI::Option* feature_level) {
+  if (feature_level->count() == 0 || family == "elementwise") return "";
+  return "--feature-level is a DirectML feature level; it needs --operator elementwise";
+}
 
 CLI::Option* add_operator_flag(CLI::App* command, std::string& family) {
   return command->add_option("--operator", family, kOperatorHelp)
@@ -140,6 +151,7 @@ Handles add_quantize_flags(CLI::App* command, qdq::tools::QuantizeOptions& o, in
   CLI::Option* per_axis =
       command->add_flag("--per-axis", o.per_axis, "With --calibrate: one scale per index of --axis (needs --axis)");
   h.axis = command->add_option("--axis,-a", axis, "ONNX axis attribute (default 1)");
+  h.feature_level = command->add_option("--feature-level", o.feature_level, kFeatureLevelHelp);
   CLI::Option* block = command->add_option("--block-size,-b", o.block_size, "ONNX block_size attribute (0 = not blocked)")
                            ->check(CLI::NonNegativeNumber);
   h.onnx_only.push_back(block);
@@ -223,6 +235,7 @@ int run(int argc, char** argv) {
       "--output-type", dq.output_type,
       "ONNX output_dtype (opset >= 23), or elementwise's output type; default: the scale's type")
       ->check(type_name(kRealTypes));
+  CLI::Option* dequantize_feature_level = dequantize->add_option("--feature-level", dq.feature_level, kFeatureLevelHelp);
   CLI::Option* dequantize_axis_option = dequantize->add_option("--axis,-a", dequantize_axis, "ONNX axis attribute (default 1)");
   dequantize_onnx_only.push_back(
       dequantize->add_option("--block-size,-b", dq.block_size, "ONNX block_size attribute (0 = not blocked)")
@@ -248,6 +261,9 @@ int run(int argc, char** argv) {
       "\nGB/s counts the bytes a cell moves (x + y + scale) over its best time; the memcpy baseline is\n"
       "qdq::parallel_copy of the same total traffic on the same thread pool. For ONNX Runtime in the\n"
       "same table, run bench/compare.py (Python, needs the qdq package and onnxruntime).\n");
+
+  qdq::tools::DirectmlOptions directml_options;
+  CLI::App* directml = qdq::tools::add_directml_command(app, directml_options);
 
   try {
     app.parse(argc, argv);
@@ -275,9 +291,15 @@ int run(int argc, char** argv) {
     if (const std::string error = onnx_only_flag_given(o.family, h.onnx_only); !error.empty()) {
       return usage_error(error, name);
     }
+    if (const std::string error = feature_level_misused(o.family, h.feature_level); !error.empty()) {
+      return usage_error(error, name);
+    }
   }
   if (dequantize->parsed()) {
     if (const std::string error = onnx_only_flag_given(dq.family, dequantize_onnx_only); !error.empty()) {
+      return usage_error(error, " dequantize");
+    }
+    if (const std::string error = feature_level_misused(dq.family, dequantize_feature_level); !error.empty()) {
       return usage_error(error, " dequantize");
     }
     if (dq.family == "extended" && dequantize_output_type->count() > 0) {
@@ -292,11 +314,13 @@ int run(int argc, char** argv) {
   if (roundtrip->parsed()) status = qdq::tools::run_roundtrip(roundtrip_options);
   if (dequantize->parsed()) status = qdq::tools::run_dequantize(dq);
   if (bench->parsed()) status = qdq::tools::run_bench(bench_options);
+  bool directml_accepted = true;
+  if (directml->parsed()) status = qdq::tools::run_directml(directml_options, &directml_accepted);
   if (!status.ok()) {
     std::fprintf(stderr, "qdq: error: %s\n", status.message().c_str());
     return kRuntimeError;
   }
-  return 0;
+  return directml_accepted ? 0 : 1;
 }
 
 }  // namespace

@@ -149,6 +149,38 @@ QDQ_API qdq_status_code qdq_elementwise_dequantize_linear(const qdq_tensor* x, c
                                                           const qdq_tensor* zero_point,
                                                           const qdq_mutable_tensor* y);
 
+/* DirectML DML_ELEMENT_WISE_QUANTIZE_LINEAR / DML_ELEMENT_WISE_DEQUANTIZE_LINEAR as DirectML
+ * describes them: four buffer tensor descriptions of equal sizes (broadcasting by 0-strides),
+ * checked against one DML_FEATURE_LEVEL's tables (DirectML's values: 0x1000 for 1_0 ... 0x6400
+ * for 6_4; QDQ_DML_FEATURE_LEVEL_DEFAULT is 6_2, the highest the operators' tables name). */
+#define QDQ_DML_FEATURE_LEVEL_DEFAULT 0x6200
+
+typedef struct qdq_dml_tensor_desc {
+  int32_t type;            /* TensorProto code (FLOAT32 1, UINT8 2, INT8 3, ...) */
+  int32_t dimension_count; /* DimensionCount */
+  const int64_t* sizes;    /* dimension_count entries, in elements */
+  const int64_t* strides;  /* dimension_count entries in elements, 0 repeats; NULL: packed */
+  uint64_t total_tensor_size_in_bytes; /* 0: DMLCalcBufferTensorSize of sizes and strides */
+  const void* data;        /* inputs' buffers; NULL for the output */
+} qdq_dml_tensor_desc;
+
+/* Checks the description at feature_level and writes the output into output_data, a buffer of
+ * the output's TotalTensorSizeInBytes (only the elements its strides address are written).
+ * zero_point may be NULL from feature level 6_2 (zero point 0). */
+QDQ_API qdq_status_code qdq_directml_quantize_linear(const qdq_dml_tensor_desc* input, const qdq_dml_tensor_desc* scale,
+                                                     const qdq_dml_tensor_desc* zero_point,
+                                                     const qdq_dml_tensor_desc* output, int32_t feature_level,
+                                                     void* output_data);
+QDQ_API qdq_status_code qdq_directml_dequantize_linear(const qdq_dml_tensor_desc* input,
+                                                       const qdq_dml_tensor_desc* scale,
+                                                       const qdq_dml_tensor_desc* zero_point,
+                                                       const qdq_dml_tensor_desc* output, int32_t feature_level,
+                                                       void* output_data);
+
+/* DMLCalcBufferTensorSize: the bytes a description addresses, rounded up to 4 (0 on a malformed
+ * description; qdq_last_error() says why). */
+QDQ_API uint64_t qdq_dml_calc_buffer_tensor_size(const qdq_dml_tensor_desc* desc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -96,6 +96,12 @@ struct Plan {
   std::vector<int64_t> shape;  // x's shape, also y's
   uint64_t element_count = 0;
   Layout layout;
+
+  // DirectML descriptions (directml.hpp) whose x or y is strided, or whose scale or zero point no
+  // run can follow: x's and y's element strides over `shape`, and `layout` has shape's dims. Such
+  // plans run gathered. Empty for every other plan (x and y packed row-major).
+  std::vector<int64_t> x_strides;
+  std::vector<int64_t> y_strides;
 };
 
 QDQ_API Result<Plan> plan_quantize_linear(const TensorView& x, const TensorView& y_scale,

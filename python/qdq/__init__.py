@@ -64,6 +64,8 @@ __all__ = [
     "compute_qparams",
     "dynamic_quantize",
     "dynamic_quantize_linear",
+    "directml_quantize_linear",
+    "directml_dequantize_linear",
     "dtype_from_code",
     "code_from_dtype",
     "ort_library_path",
@@ -625,3 +627,7 @@ def dynamic_quantize_linear(x: Any, *, out: Optional[np.ndarray] = None):
     y, scale, zero_point = _qdq.dynamic_quantize_linear(*xt, out_arg)
     y = out if out is not None else y.view(np.uint8).reshape(xt[1])
     return y, np.array(scale, dtype=np.float32), np.array(zero_point, dtype=np.uint8)
+
+
+# DirectML operator descriptions (strided numpy arrays, feature levels): qdq/_directml.py.
+from ._directml import directml_dequantize_linear, directml_quantize_linear  # noqa: E402

@@ -50,3 +50,21 @@ def elementwise_quantize_linear(
 def elementwise_dequantize_linear(
     x: Any, scale: Any, zero_point: Any = None, *, output_dtype: DTypeLike = 0, out: Optional[np.ndarray] = None
 ) -> np.ndarray: ...
+def directml_quantize_linear(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    output_dtype: Optional[DTypeLike] = None,
+    feature_level: Union[str, int] = "6_2",
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+def directml_dequantize_linear(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    output_dtype: Optional[DTypeLike] = None,
+    feature_level: Union[str, int] = "6_2",
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...

@@ -29,6 +29,7 @@
 #include <tuple>
 #include <vector>
 
+#include "directml.h"
 #include "qdq/qdq.h"
 #include "qdq/qdq.hpp"
 #include "qdq/toolkit.hpp"
@@ -465,6 +466,7 @@ NB_MODULE(_qdq, m) {
   m.def("_set_num_threads", &qdq::set_num_threads);
   m.def("_num_threads", &qdq::num_threads);
   m.def("_simd_target", &qdq::active_simd_target);
+  register_directml(m);  // DirectML operator descriptions (python/src/directml.cpp)
   m.attr("version") = qdq_version();  // the compiled library's, which qdq.__version__ reports
 
   // The element-type table, for the Python layer's dtype mapping: (code, name, bits).

@@ -45,6 +45,14 @@ SIGNATURES = {
     "elementwise_dequantize_linear": [
         ("x", POS, _REQ), ("scale", POS, _REQ), ("zero_point", POS, None), ("output_dtype", KW, 0), ("out", KW, None),
     ],
+    "directml_quantize_linear": [
+        ("x", POS, _REQ), ("scale", POS, _REQ), ("zero_point", POS, None), ("output_dtype", KW, None),
+        ("feature_level", KW, "6_2"), ("out", KW, None),
+    ],
+    "directml_dequantize_linear": [
+        ("x", POS, _REQ), ("scale", POS, _REQ), ("zero_point", POS, None), ("output_dtype", KW, None),
+        ("feature_level", KW, "6_2"), ("out", KW, None),
+    ],
 }
 
 

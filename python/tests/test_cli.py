@@ -93,7 +93,7 @@ DTYPES = {name: np.dtype(getattr(ml_dtypes, name, None) or name) for name in [
 # help, demo, bench
 
 
-@pytest.mark.parametrize("command", [[], ["demo"], ["quantize"], ["dequantize"], ["roundtrip"], ["bench"]])
+@pytest.mark.parametrize("command", [[], ["demo"], ["quantize"], ["dequantize"], ["roundtrip"], ["bench"], ["directml"]])
 def test_help_exits_zero(command):
     out = run(*command, "--help").stdout
     assert "Usage:" in out
@@ -812,3 +812,46 @@ def test_extended_dequantize_refuses_output_type(tmp_path):
     u8 = save(tmp_path / "u8.npy", np.zeros(4, np.uint8))
     assert "float32" in run_error("dequantize", "--operator", "extended", u8, tmp_path / "d.npy", "-s", 1,
                                   "--output-type", "float16", expect=2)
+
+
+# ------------------------------------------------------------------------------------------------
+# directml: an operator description checked per feature level
+
+
+def test_directml_every_level():
+    out = run("directml", "quantize", "--sizes", "1,3,8,8", "--input", "FLOAT16", "--scale", "float16",
+              "--scale-strides", "0,1,0,0", "--zero-point", "INT8", "--zero-point-strides", "0,1,0,0",
+              "--output", "INT8").stdout.splitlines()
+    verdicts = dict(line.split(None, 1) for line in out)
+    assert len(verdicts) == 15
+    assert verdicts["DML_FEATURE_LEVEL_6_0"] == "accepted" and verdicts["DML_FEATURE_LEVEL_6_4"] == "accepted"
+    assert "InputTensor has DataType FLOAT16" in verdicts["DML_FEATURE_LEVEL_3_0"]
+    assert verdicts["DML_FEATURE_LEVEL_3_0"].endswith("DML_FEATURE_LEVEL_6_0 accepts this description")
+
+
+def test_directml_one_level_rejects_with_exit_1():
+    out = run("directml", "dequantize", "--sizes", "5", "--input", "int8", "--scale", "float32", "--scale-strides", "0",
+              "--zero-point", "int8", "--output", "float32", "--feature-level", "2.1", expect=1).stdout
+    assert "InputTensor has DimensionCount 1" in out and "DML_FEATURE_LEVEL_3_0 accepts this description" in out
+    assert "qdq: error:" in run_error("directml", "quantize", "--sizes", "4", "--input", "float32", "--scale",
+                                      "float32", "--output", "uint8", "--feature-level", "9_9")
+
+
+def test_elementwise_feature_level_runs_the_directml_door(tmp_path):
+    rng = np.random.default_rng(14)
+    x = save(tmp_path / "x.npy", (rng.standard_normal((2, 3, 4, 5)) * 40).astype(np.float32))
+    scale = save(tmp_path / "s.npy", np.array([0.5, 1.0, 2.0], np.float32).reshape(1, 3, 1, 1))
+    zp = save(tmp_path / "z.npy", np.array([1, -2, 3], np.int8).reshape(1, 3, 1, 1))
+    run("quantize", "--operator", "elementwise", x, tmp_path / "a.npy", "--type", "int8", "--scale", scale,
+        "--zero-point", zp, "--feature-level", "2_1")
+    run("quantize", "--operator", "elementwise", x, tmp_path / "b.npy", "--type", "int8", "--scale", scale,
+        "--zero-point", zp)
+    expected = qdq.directml_quantize_linear(np.load(x), np.broadcast_to(np.load(scale), (2, 3, 4, 5)),
+                                            np.broadcast_to(np.load(zp), (2, 3, 4, 5)), feature_level="2_1")
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), expected)
+    np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), expected)
+    error = run_error("quantize", "--operator", "elementwise", x, tmp_path / "c.npy", "--type", "int8", "--scale",
+                      scale, "--zero-point", zp, "--feature-level", "1_0")
+    assert "ZeroPointTensor has DataType INT8" in error and "DML_FEATURE_LEVEL_2_1 accepts" in error
+    assert "needs --operator elementwise" in run_error("quantize", x, tmp_path / "d.npy", "--type", "int8", "--scale",
+                                                       "1", "--feature-level", "6_2", expect=2)

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "execute/gathered.h"
 #include "execute/runs.h"
 #include "execute/thread_pool.h"
 #include "kernels/kernels.h"
@@ -27,10 +28,16 @@ struct Job {
   Layout canonical;
   MutableTensorView y;
   uint64_t task_size;
+  bool gathered = false;  // a strided x or y (DirectML descriptions)
+  exec::StridedWalk walk;
 };
 
 void run_range(const Job& job, uint64_t begin, uint64_t end) {
-  kernels::execute_range(*job.plan, job.canonical, begin, end, job.y);
+  if (job.gathered) {
+    exec::execute_gathered_range(*job.plan, job.walk, begin, end, job.y.data);
+  } else {
+    kernels::execute_range(*job.plan, job.canonical, begin, end, job.y);
+  }
 }
 
 void run_task(void* context, uint64_t task) {
@@ -79,7 +86,11 @@ Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOption
                             " scale " + std::string(name(plan.scale.type)) + " -> " +
                             std::string(name(plan.output_type)) + " (a planner accepted what no kernel covers)");
   }
-  Job job{&plan, exec::canonical_layout(plan.layout), y, plan.element_count};
+  Job job{&plan, exec::canonical_layout(plan.layout), y, plan.element_count, false, {}};
+  if (!plan.x_strides.empty() || !plan.y_strides.empty()) {
+    job.gathered = true;
+    job.walk = exec::strided_walk(plan);
+  }
 
   std::shared_ptr<exec::ThreadPool> pool;
   uint64_t threads = 1;

@@ -125,11 +125,25 @@ uint32_t element_code(const Plan& plan, uint64_t i, uint64_t scale_index, uint64
   return dequantize_value(plan, codec::load_code(plan.x.data, x_type, i, plan.x.layout), scale, zp);
 }
 
+// Element offset of row-major element i of `shape` in a tensor with these strides (DirectML
+// descriptions); i itself when the tensor is packed (no strides).
+uint64_t strided_offset(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, uint64_t i) {
+  if (strides.empty()) return i;
+  uint64_t offset = 0;
+  for (size_t d = shape.size(); d-- > 0;) {
+    offset += (i % static_cast<uint64_t>(shape[d])) * static_cast<uint64_t>(strides[d]);
+    i /= static_cast<uint64_t>(shape[d]);
+  }
+  return offset;
+}
+
 void execute(const Plan& plan, void* y, SubByteLayout y_layout) {
   if (plan.element_count == 0) return;
   const ElementTypeInfo& y_type = info(plan.output_type);
   for_each_element(plan.layout, [&](uint64_t i, uint64_t scale_index, uint64_t zp_index) {
-    codec::store_code(y, y_type, i, element_code(plan, i, scale_index, zp_index), y_layout);
+    const uint64_t x_offset = strided_offset(plan.shape, plan.x_strides, i);
+    const uint64_t y_offset = strided_offset(plan.shape, plan.y_strides, i);
+    codec::store_code(y, y_type, y_offset, element_code(plan, x_offset, scale_index, zp_index), y_layout);
   });
 }
 
