@@ -3,7 +3,8 @@
  * Every function returns a qdq_status_code; on failure qdq_last_error() returns the message (it
  * names the offending value and the rule) for the calling thread until its next qdq call. Nothing
  * throws or aborts across this boundary. Types are ONNX TensorProto codes; shapes count elements;
- * 4-bit types pack two elements per byte (low nibble first), 2-bit types four (lowest bits first).
+ * 4-bit types pack two elements per byte (low nibble first), 2-bit types four (lowest bits first);
+ * the 6-bit float types (27, 28) take one byte each, the code in its low bits.
  */
 #ifndef QDQ_QDQ_H_
 #define QDQ_QDQ_H_
