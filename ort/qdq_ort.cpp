@@ -1,6 +1,8 @@
 // qdq as an ONNX Runtime custom-op library (load with SessionOptions.register_custom_ops_library):
-//   com.amd.quark   v1: ExtendedQuantizeLinear, ExtendedDequantizeLinear (Quark's ops, as documented)
-//   com.vai.quantize v1: VitisQuantizeLinear, VitisDequantizeLinear (Quark's legacy names)
+//   com.amd.quark   v1: ExtendedQuantizeLinear, ExtendedDequantizeLinear (Quark's ops, as documented),
+//                       MXQuantizeDequantize, BFPQuantizeDequantize (ort/quark_ops.cpp)
+//   com.vai.quantize v1: VitisQuantizeLinear, VitisDequantizeLinear, MXFixNeuron, BFPFixNeuron
+//                       (Quark's legacy names)
 //   ai.qdq          v1: QuantizeLinear, DequantizeLinear with ONNX version 25 semantics (every type,
 //                       granularity and attribute: float4, int2, e8m0 scales, precision, output_dtype)
 // Written against ONNX Runtime's C API only (version 17, served by every newer runtime), so no C++
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "ort_shared.h"
 #include "qdq/qdq.hpp"
 
 namespace {
@@ -119,12 +122,12 @@ OrtStatus* describe(const OrtValue* value, Tensor* tensor) {
   return g_api->GetTensorMutableData(const_cast<OrtValue*>(value), &tensor->data);
 }
 
-// qdq's parallel-for on ORT's thread pool.
-struct ParallelContext {
-  const OrtKernelContext* context;
-};
+}  // namespace
 
-void ort_parallel_for(void* host, void (*task)(void*, uint64_t), void* task_context, uint64_t count) {
+const OrtApi& qdq_ort::api() { return *g_api; }
+
+// qdq's parallel-for on ORT's thread pool.
+void qdq_ort::parallel_for(void* host, void (*task)(void*, uint64_t), void* task_context, uint64_t count) {
   struct Call {
     void (*task)(void*, uint64_t);
     void* task_context;
@@ -133,7 +136,7 @@ void ort_parallel_for(void* host, void (*task)(void*, uint64_t), void* task_cont
     const Call& c = *static_cast<const Call*>(data);
     c.task(c.task_context, index);
   };
-  OrtStatus* status = g_api->KernelContext_ParallelFor(static_cast<ParallelContext*>(host)->context, trampoline,
+  OrtStatus* status = g_api->KernelContext_ParallelFor(static_cast<const OrtKernelContext*>(host), trampoline,
                                                        static_cast<size_t>(count), 0, &call);
   if (status != nullptr) {
     // No thread pool available: run here.
@@ -141,6 +144,8 @@ void ort_parallel_for(void* host, void (*task)(void*, uint64_t), void* task_cont
     for (uint64_t i = 0; i < count; ++i) task(task_context, i);
   }
 }
+
+namespace {
 
 OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
   size_t input_count = 0;
@@ -198,10 +203,9 @@ OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
                  std::to_string(static_cast<int>(y.type)) + " but the operator produces " +
                  std::string(qdq::name(plan->output_type)) + "; check the model's declared output type");
   }
-  ParallelContext host{context};
   qdq::ExecuteOptions options;
-  options.parallel_for.run = &ort_parallel_for;
-  options.parallel_for.host = &host;
+  options.parallel_for.run = &qdq_ort::parallel_for;
+  options.parallel_for.host = context;
   const qdq::Status status = qdq::execute(plan.value(), {y.type, y.shape, y.data}, options);
   if (!status.ok()) return error(status.message());
   return nullptr;
@@ -437,6 +441,9 @@ extern "C" __attribute__((visibility("default"))) OrtStatus* RegisterCustomOps(O
       g_domains.push_back(domain);
       for (size_t i = 0; i < spec.op_count; ++i) {
         QDQ_ORT_RETURN_IF_ERROR(g_api->CustomOpDomain_Add(domain, &ops()[spec.first_op + i].base));
+      }
+      if (spec.first_op < 4) {  // Quark's domains also get its MX / BFP fake-quantize ops
+        QDQ_ORT_RETURN_IF_ERROR(qdq_ort::add_quark_block_ops(domain, spec.first_op == 2));
       }
       QDQ_ORT_RETURN_IF_ERROR(g_api->AddCustomOpDomain(options, domain));
     }
