@@ -50,3 +50,26 @@ def elementwise_quantize_linear(
 def elementwise_dequantize_linear(
     x: Any, scale: Any, zero_point: Any = None, *, output_dtype: DTypeLike = 0, out: Optional[np.ndarray] = None
 ) -> np.ndarray: ...
+def mx_quantize_dequantize(
+    x: Any,
+    element_dtype: str = "int8",
+    *,
+    axis: int = 1,
+    block_size: int = 32,
+    rounding_mode: int = 0,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+def bfp_quantize_dequantize(
+    x: Any,
+    bfp_method: str = "to_bfp",
+    *,
+    axis: int = 1,
+    bit_width: int = 16,
+    block_size: int = 8,
+    rounding_mode: int = 0,
+    sub_block_size: int = 2,
+    sub_block_shift_bits: int = 1,
+    convert_to_bfloat_before_bfp: int = 0,
+    use_compiler_version_cpu_kernel: int = 0,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...

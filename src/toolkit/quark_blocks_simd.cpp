@@ -69,9 +69,9 @@ HWY_INLINE VF RoundHalfUp(VF t) {  // Quark's dpu_round: ties toward +inf, the s
 }
 HWY_INLINE VF RoundHalfEven(VF t) {  // Quark's py3_round: floor-based, so (-1, 0) rounds to +0; -0 stays
   const DF df;
-  const VF rounded = hn::Round(t);
-  const auto to_plus_zero = hn::And(hn::Eq(rounded, hn::Zero(df)), hn::Not(hn::Eq(t, hn::Zero(df))));
-  return hn::IfThenZeroElse(to_plus_zero, rounded);
+  const VF rounded = hn::Round(t);  // (some targets' emulated Round drops the sign of a zero)
+  const VF zero = hn::Zero(df);
+  return hn::IfThenElse(hn::Eq(t, zero), t, hn::IfThenZeroElse(hn::Eq(rounded, zero), rounded));
 }
 HWY_INLINE VF RoundBy(Rounding mode, VF t) {
   switch (mode) {
