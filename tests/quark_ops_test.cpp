@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "qdq/qdq.h"
 #include "qdq/quark_ops.hpp"
 
 namespace qdq {
@@ -211,6 +212,68 @@ TEST_F(QuarkOps, StridedAndContiguousPathsAgreeOnEveryTarget) {
       }
     }
   }
+}
+
+// The C ABI runs the same code: one MX and one BFP golden case of each x type, defaults from the
+// _init functions, errors as status plus message.
+TEST(QuarkOpsCApi, GoldenCasesAndErrors) {
+  const std::vector<GoldenCase> cases = load_golden();
+  ASSERT_FALSE(cases.empty());
+  int checked = 0;
+  for (const GoldenCase& c : cases) {
+    std::vector<uint8_t> y(c.y.size());
+    const qdq_tensor x{static_cast<int32_t>(c.type), static_cast<int32_t>(c.shape.size()), c.shape.data(), c.x.data()};
+    const qdq_mutable_tensor out{static_cast<int32_t>(c.type), static_cast<int32_t>(c.shape.size()), c.shape.data(), y.data()};
+    qdq_status_code code;
+    if (c.mx) {
+      qdq_mx_attributes a;
+      qdq_mx_attributes_init(&a);
+      a.element_dtype = c.name.c_str();
+      a.axis = c.ints[0];
+      a.block_size = c.ints[1];
+      a.rounding_mode = c.ints[2];
+      code = qdq_mx_quantize_dequantize(&x, &a, &out);
+    } else {
+      qdq_bfp_attributes a;
+      qdq_bfp_attributes_init(&a);
+      a.bfp_method = c.name.c_str();
+      a.axis = c.ints[0];
+      a.bit_width = c.ints[1];
+      a.block_size = c.ints[2];
+      a.rounding_mode = c.ints[3];
+      a.sub_block_size = c.ints[4];
+      a.sub_block_shift_bits = c.ints[5];
+      a.convert_to_bfloat_before_bfp = c.ints[6];
+      a.use_compiler_version_cpu_kernel = c.ints[7];
+      code = qdq_bfp_quantize_dequantize(&x, &a, &out);
+    }
+    ASSERT_EQ(code, QDQ_OK) << c.describe() << ": " << qdq_last_error();
+    ASSERT_EQ(y, c.y) << c.describe();
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(cases.size()));
+
+  qdq_mx_attributes mx;
+  qdq_mx_attributes_init(&mx);
+  EXPECT_STREQ(mx.element_dtype, "int8");
+  EXPECT_EQ(mx.block_size, 32);
+  qdq_bfp_attributes bfp;
+  qdq_bfp_attributes_init(&bfp);
+  EXPECT_STREQ(bfp.bfp_method, "to_bfp");
+  EXPECT_EQ(bfp.bit_width, 16);
+  const int64_t shape[] = {4};
+  float values[4] = {1, 2, 3, 4};
+  const qdq_tensor x{1, 1, shape, values};
+  const qdq_mutable_tensor y{1, 1, shape, values};
+  EXPECT_EQ(qdq_mx_quantize_dequantize(&x, nullptr, &y), QDQ_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(qdq_last_error()).find("argument 'attributes' is NULL"), std::string::npos);
+  mx.element_dtype = nullptr;
+  EXPECT_EQ(qdq_mx_quantize_dequantize(&x, &mx, &y), QDQ_INVALID_ARGUMENT);
+  bfp.block_size = -1;
+  EXPECT_EQ(qdq_bfp_quantize_dequantize(&x, &bfp, &y), QDQ_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(qdq_last_error()).find("block_size -1"), std::string::npos);
+  const qdq_tensor bad_rank{1, -1, shape, values};
+  EXPECT_EQ(qdq_bfp_quantize_dequantize(&bad_rank, &bfp, &y), QDQ_INVALID_ARGUMENT);
 }
 
 TEST(QuarkOpsErrors, NameTheValueAndTheRule) {
