@@ -47,6 +47,7 @@ def best_seconds(run, repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quark-library", required=True)
+    parser.add_argument("--qdq-library", default=None, help="qdq's ORT library (default: the installed package's)")
     parser.add_argument("--elements", type=int, default=16 * 1024 * 1024)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=5)
@@ -65,11 +66,11 @@ def main() -> None:
                                    "sub_block_size": 4, "sub_block_shift_bits": 2}),
     ]
     print(f"| operator | attributes | Quark ms | qdq ms | Quark / qdq |  ({args.elements} float32, "
-          f"{args.threads} threads, best of {args.repeat}, SIMD target {qdq._qdq._simd_target()})")
+          f"{args.threads} threads, best of {args.repeat})")
     print("|---|---|---:|---:|---:|")
     for op, attrs in rows:
         quark = session(args.quark_library, op, attrs, shape, args.threads)
-        ours = session(qdq.ort_library_path(), op, attrs, shape, args.threads)
+        ours = session(args.qdq_library or qdq.ort_library_path(), op, attrs, shape, args.threads)
         want = quark.run(None, {"x": x.copy()})[0]
         got = ours.run(None, {"x": x})[0]
         assert np.array_equal(want.view(np.uint32), got.view(np.uint32)), (op, attrs)

@@ -26,6 +26,8 @@ struct BlockOp {
   int mantissa_bits = 0;   // MX float: element mantissa bits; BFP: bit_width - 9
   int exponent_bias = 0;   // MX float: element exponent bias
   float max_norm = 0.0f;   // MX float: the element type's largest value (results saturate to it)
+  float smallest_normal = 0.0f;  // MX float: 2^(1 - bias)
+  float subnormal_magic = 0.0f;  // MX float: 2^23 element subnormal steps, 2^(24 - bias - m)
   int64_t sub_block_size = 1;  // prime
   int32_t shift_limit = 0;     // prime: 2^sub_block_shift_bits - 1, at most 255
   bool bfloat_first = false;   // BFP: x rounded to bfloat16 before anything else

@@ -111,10 +111,9 @@ HWY_INLINE VF FakeQuantizeElement(const BlockOp& op, VF v) {
   const VF normal = hn::BitCast(df, hn::And(hn::Add(bits, hn::Add(half_minus_one, lsb)), kept));
   // Below the smallest normal 2^(1 - bias): adding 2^23 grid steps makes the FPU round to whole
   // steps (half to even); subtracting it again is exact.
-  const float step = std::ldexp(1.0f, 1 - op.exponent_bias - op.mantissa_bits);
-  const VF magic = hn::Set(df, step * 8388608.0f);
+  const VF magic = hn::Set(df, op.subnormal_magic);
   const VF subnormal = hn::Sub(hn::Add(magnitude, magic), magic);
-  const VF smallest_normal = hn::Set(df, std::ldexp(1.0f, 1 - op.exponent_bias));
+  const VF smallest_normal = hn::Set(df, op.smallest_normal);
   VF rounded = hn::IfThenElse(hn::Lt(magnitude, smallest_normal), subnormal, normal);
   rounded = hn::Min(rounded, hn::Set(df, op.max_norm));
   return hn::IfThenZeroElse(hn::Eq(rounded, hn::Zero(df)), hn::CopySignToAbs(rounded, v));

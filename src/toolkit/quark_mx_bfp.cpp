@@ -3,6 +3,7 @@
 // the value and the rule), x's geometry, float16 conversion and threading. The arithmetic is in
 // quark_blocks_simd.cpp.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -210,6 +211,8 @@ Status mx_quantize_dequantize(const TensorView& x, const MxQuantizeDequantizeAtt
     op.mantissa_bits = element->mantissa_bits;
     op.exponent_bias = (1 << (element->exponent_bits - 1)) - 1;
     op.max_norm = element->max_norm;
+    op.smallest_normal = std::ldexp(1.0f, 1 - op.exponent_bias);
+    op.subnormal_magic = std::ldexp(1.0f, 24 - op.exponent_bias - op.mantissa_bits);
   }
   return run(kOp, op, x, g.value(), y, options);
 }
