@@ -89,13 +89,6 @@ void read_attribute(const OrtKernelInfo* info, const char* name, int64_t* value)
   *value = read;
 }
 
-#define QDQ_ORT_RETURN_IF_ERROR(expression)      \
-  do {                                           \
-    if (OrtStatus* status_ = (expression)) {     \
-      return status_;                            \
-    }                                            \
-  } while (0)
-
 // A tensor from ORT as a qdq view; owns the shape.
 struct Tensor {
   qdq::ElementType type = qdq::ElementType::kUndefined;
@@ -277,11 +270,18 @@ OrtStatus* infer(const OrtCustomOp* op, OrtShapeInferContext* context) {
       output = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
       break;
   }
+  return qdq_ort::infer_output_like_x(context, output);
+}
+
+}  // namespace
+
+OrtStatus* qdq_ort::infer_output_like_x(OrtShapeInferContext* context, ONNXTensorElementDataType output) {
   OrtTensorTypeAndShapeInfo* x_info = nullptr;  // owned by the context
   QDQ_ORT_RETURN_IF_ERROR(g_api->ShapeInferContext_GetInputTypeShape(context, 0, &x_info));
   size_t rank = 0;
   std::vector<int64_t> dims;
   OrtStatus* status = g_api->GetDimensionsCount(x_info, &rank);
+  if (status == nullptr && output == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) status = g_api->GetTensorElementType(x_info, &output);
   if (status == nullptr) {
     dims.resize(rank);
     status = g_api->GetDimensions(x_info, dims.data(), rank);
@@ -296,18 +296,25 @@ OrtStatus* infer(const OrtCustomOp* op, OrtShapeInferContext* context) {
   return status;
 }
 
-// --- The OrtCustomOp table -------------------------------------------------------------------
-
-template <class Body>
-OrtStatus* guarded(Body&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return g_api->CreateStatus(ORT_FAIL, (std::string("qdq: ") + e.what()).c_str());
-  } catch (...) {
-    return g_api->CreateStatus(ORT_FAIL, "qdq: unknown exception");
-  }
+void qdq_ort::set_common_op_fields(OrtCustomOp& op) {
+  op.version = ORT_API_VERSION;
+  op.GetExecutionProviderType = [](const OrtCustomOp*) { return "CPUExecutionProvider"; };
+  op.GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
+  op.GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
+  op.GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 0; };
+  op.GetVariadicOutputMinArity = [](const OrtCustomOp*) { return 1; };
+  op.GetVariadicOutputHomogeneity = [](const OrtCustomOp*) { return 0; };
+  // Legacy entry points are not used: ORT calls the V2 ones, which return a status.
+  op.CreateKernel = nullptr;
+  op.KernelCompute = nullptr;
+  op.GetStartVersion = [](const OrtCustomOp*) { return 1; };
+  op.GetEndVersion = [](const OrtCustomOp*) { return INT_MAX; };
 }
+
+namespace {
+using qdq_ort::guarded;
+
+// --- The OrtCustomOp table -------------------------------------------------------------------
 
 constexpr ONNXTensorElementDataType kAny = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 
@@ -322,9 +329,8 @@ QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
   op.input_types[2] = zero_point;
   op.output_type = output;
   OrtCustomOp& base = op.base;
-  base.version = ORT_API_VERSION;
+  qdq_ort::set_common_op_fields(base);
   base.GetName = [](const OrtCustomOp* self) { return op_of(self).name; };
-  base.GetExecutionProviderType = [](const OrtCustomOp*) { return "CPUExecutionProvider"; };
   // Undefined = any element type: the front doors check types and name the rule when one is not
   // allowed.
   base.GetInputType = [](const OrtCustomOp* self, size_t index) { return op_of(self).input_types[index]; };
@@ -335,14 +341,6 @@ QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
     return index == 2 ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
   };
   base.GetOutputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
-  base.GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
-  base.GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
-  base.GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 0; };
-  base.GetVariadicOutputMinArity = [](const OrtCustomOp*) { return 1; };
-  base.GetVariadicOutputHomogeneity = [](const OrtCustomOp*) { return 0; };
-  // Legacy entry points are not used: ORT calls the V2 ones, which return a status.
-  base.CreateKernel = nullptr;
-  base.KernelCompute = nullptr;
   base.KernelDestroy = [](void* kernel) { delete static_cast<Kernel*>(kernel); };
   base.CreateKernelV2 = [](const OrtCustomOp* self, const OrtApi*, const OrtKernelInfo* info, void** kernel) {
     return guarded([&]() -> OrtStatus* {
@@ -367,8 +365,6 @@ QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
   base.InferOutputShapeFn = [](const OrtCustomOp* self, OrtShapeInferContext* context) {
     return guarded([&] { return infer(self, context); });
   };
-  base.GetStartVersion = [](const OrtCustomOp*) { return 1; };
-  base.GetEndVersion = [](const OrtCustomOp*) { return INT_MAX; };
   return op;
 }
 

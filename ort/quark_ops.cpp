@@ -59,13 +59,6 @@ void read_string(const OrtKernelInfo* info, const char* name, std::string* value
   *value = read;
 }
 
-#define QDQ_ORT_RETURN_IF_ERROR(expression)  \
-  do {                                       \
-    if (OrtStatus* status_ = (expression)) { \
-      return status_;                        \
-    }                                        \
-  } while (0)
-
 // Type and shape of a tensor value.
 OrtStatus* type_and_shape(const OrtValue* value, ONNXTensorElementDataType* type, std::vector<int64_t>* shape) {
   const OrtApi& api = qdq_ort::api();
@@ -109,49 +102,15 @@ OrtStatus* compute(const BlockKernel& kernel, OrtKernelContext* context) {
   return nullptr;
 }
 
-// y: x's type and shape.
-OrtStatus* infer(OrtShapeInferContext* context) {
-  const OrtApi& api = qdq_ort::api();
-  OrtTensorTypeAndShapeInfo* x_info = nullptr;  // owned by the context
-  QDQ_ORT_RETURN_IF_ERROR(api.ShapeInferContext_GetInputTypeShape(context, 0, &x_info));
-  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-  size_t rank = 0;
-  std::vector<int64_t> dims;
-  OrtStatus* status = api.GetTensorElementType(x_info, &type);
-  if (status == nullptr) status = api.GetDimensionsCount(x_info, &rank);
-  if (status == nullptr) {
-    dims.resize(rank);
-    status = api.GetDimensions(x_info, dims.data(), rank);
-  }
-  if (status != nullptr) return status;
-  OrtTensorTypeAndShapeInfo* y_info = nullptr;
-  QDQ_ORT_RETURN_IF_ERROR(api.CreateTensorTypeAndShapeInfo(&y_info));
-  status = api.SetTensorElementType(y_info, type);
-  if (status == nullptr) status = api.SetDimensions(y_info, dims.data(), dims.size());
-  if (status == nullptr) status = api.ShapeInferContext_SetOutputTypeShape(context, 0, y_info);
-  api.ReleaseTensorTypeAndShapeInfo(y_info);
-  return status;
-}
-
-template <class Body>
-OrtStatus* guarded(Body&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return qdq_ort::api().CreateStatus(ORT_FAIL, (std::string("qdq: ") + e.what()).c_str());
-  } catch (...) {
-    return qdq_ort::api().CreateStatus(ORT_FAIL, "qdq: unknown exception");
-  }
-}
+using qdq_ort::guarded;
 
 BlockOpSpec make_block_op(BlockOpKind kind, const char* name) {
   BlockOpSpec op{};
   op.kind = kind;
   op.name = name;
   OrtCustomOp& base = op.base;
-  base.version = ORT_API_VERSION;
+  qdq_ort::set_common_op_fields(base);
   base.GetName = [](const OrtCustomOp* self) { return spec_of(self).name; };
-  base.GetExecutionProviderType = [](const OrtCustomOp*) { return "CPUExecutionProvider"; };
   // Any type, as Quark declares; the door accepts float32 and float16 and names anything else.
   base.GetInputType = [](const OrtCustomOp*, size_t) { return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED; };
   base.GetInputTypeCount = [](const OrtCustomOp*) -> size_t { return 1; };
@@ -159,13 +118,6 @@ BlockOpSpec make_block_op(BlockOpKind kind, const char* name) {
   base.GetOutputTypeCount = [](const OrtCustomOp*) -> size_t { return 1; };
   base.GetInputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
   base.GetOutputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
-  base.GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
-  base.GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
-  base.GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 0; };
-  base.GetVariadicOutputMinArity = [](const OrtCustomOp*) { return 1; };
-  base.GetVariadicOutputHomogeneity = [](const OrtCustomOp*) { return 0; };
-  base.CreateKernel = nullptr;
-  base.KernelCompute = nullptr;
   base.KernelDestroy = [](void* kernel) { delete static_cast<BlockKernel*>(kernel); };
   base.CreateKernelV2 = [](const OrtCustomOp* self, const OrtApi*, const OrtKernelInfo* info, void** kernel) {
     return guarded([&]() -> OrtStatus* {
@@ -197,10 +149,8 @@ BlockOpSpec make_block_op(BlockOpKind kind, const char* name) {
     return guarded([&] { return compute(*static_cast<const BlockKernel*>(kernel), context); });
   };
   base.InferOutputShapeFn = [](const OrtCustomOp*, OrtShapeInferContext* context) {
-    return guarded([&] { return infer(context); });
+    return guarded([&] { return qdq_ort::infer_output_like_x(context, ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED); });
   };
-  base.GetStartVersion = [](const OrtCustomOp*) { return 1; };
-  base.GetEndVersion = [](const OrtCustomOp*) { return INT_MAX; };
   return op;
 }
 

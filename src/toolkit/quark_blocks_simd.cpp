@@ -362,11 +362,26 @@ void RunBlockUnits(const BlockOp& op, const BlockGeometry& g, const float* x, fl
   }
 }
 
+// Elements [begin, end) of x converted into y one vector at a time by convert(in, out); the last
+// partial vector goes through zero-padded stack copies, so nothing past `end` is read or written.
+template <typename From, typename To, class Convert>
+HWY_INLINE void ConvertByVectors(const From* x, To* y, uint64_t begin, uint64_t end, const Convert& convert) {
+  const uint64_t lanes = hn::Lanes(DF());
+  uint64_t i = begin;
+  for (; i + lanes <= end; i += lanes) convert(x + i, y + i);
+  if (i < end) {
+    From in[64] = {};  // 64 >= the lanes of any target's float vector
+    To out[64];
+    std::memcpy(in, x + i, sizeof(From) * (end - i));
+    convert(in, out);
+    std::memcpy(y + i, out, sizeof(To) * (end - i));
+  }
+}
+
 void WidenFloat16(const uint16_t* x, float* y, uint64_t begin, uint64_t end) {
   const DF df;
   const DI di;
   const hn::Rebind<uint16_t, DI> d16;
-  const uint64_t lanes = hn::Lanes(df);
   auto widen = [&](VI h) {
     const VI sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(di, 0x8000)));
     const VI exponent = hn::And(hn::ShiftRight<10>(h), hn::Set(di, 0x1F));
@@ -378,24 +393,15 @@ void WidenFloat16(const uint16_t* x, float* y, uint64_t begin, uint64_t end) {
     bits = hn::IfThenElse(hn::Eq(exponent, hn::Zero(di)), subnormal, bits);
     return hn::BitCast(df, hn::Or(bits, sign));
   };
-  uint64_t i = begin;
-  for (; i + lanes <= end; i += lanes) {
-    hn::StoreU(widen(hn::BitCast(di, hn::PromoteTo(hn::RebindToUnsigned<DI>(), hn::LoadU(d16, x + i)))), df, y + i);
-  }
-  if (i < end) {
-    uint16_t in[64] = {};
-    float out[64];
-    std::memcpy(in, x + i, sizeof(uint16_t) * (end - i));
+  ConvertByVectors(x, y, begin, end, [&](const uint16_t* in, float* out) {
     hn::StoreU(widen(hn::BitCast(di, hn::PromoteTo(hn::RebindToUnsigned<DI>(), hn::LoadU(d16, in)))), df, out);
-    std::memcpy(y + i, out, sizeof(float) * (end - i));
-  }
+  });
 }
 
 void NarrowToFloat16(const float* x, uint16_t* y, uint64_t begin, uint64_t end) {
   const DF df;
   const DI di;
   const hn::Rebind<uint16_t, DI> d16;
-  const uint64_t lanes = hn::Lanes(df);
   auto narrow = [&](VF v) {
     const VI bits = hn::BitCast(di, v);
     const VI sign = hn::And(hn::ShiftRight<16>(bits), hn::Set(di, 0x8000));
@@ -412,15 +418,9 @@ void NarrowToFloat16(const float* x, uint16_t* y, uint64_t begin, uint64_t end) 
     code = hn::IfThenElse(hn::Gt(magnitude, hn::Set(di, 0x7F80'0000)), nan, code);
     return hn::Or(code, sign);
   };
-  uint64_t i = begin;
-  for (; i + lanes <= end; i += lanes) hn::StoreU(hn::DemoteTo(d16, narrow(hn::LoadU(df, x + i))), d16, y + i);
-  if (i < end) {
-    float in[64] = {};
-    uint16_t out[64];
-    std::memcpy(in, x + i, sizeof(float) * (end - i));
+  ConvertByVectors(x, y, begin, end, [&](const float* in, uint16_t* out) {
     hn::StoreU(hn::DemoteTo(d16, narrow(hn::LoadU(df, in))), d16, out);
-    std::memcpy(y + i, out, sizeof(uint16_t) * (end - i));
-  }
+  });
 }
 
 }  // namespace HWY_NAMESPACE
