@@ -161,3 +161,20 @@ def test_python_errors_name_the_value():
         qdq.bfp_quantize_dequantize(np.ones(4, np.float32), bit_width=40)
     with pytest.raises(qdq.QdqError, match="out has dtype float16"):
         qdq.mx_quantize_dequantize(np.ones(4, np.float32), out=np.empty(4, np.float16))
+
+
+def test_bfloat16_first_keeps_nans_nan():
+    """convert_to_bfloat_before_bfp: finite values round as Quark's bit arithmetic does; a NaN becomes the
+    quiet NaN with its sign, where Quark's carries 0x7F808000 into +inf and 0x7FFF8001 into -0
+    (docs/semantics.md). With Quark's library present, its outputs are checked to be exactly that."""
+    bits = np.array([0x7F808000, 0x7FFF8001, 0xFFC00001, 0x3F800000, 0x40000000, 0x3F812345, 0xBF800000, 0x41000000],
+                    np.uint32)
+    x = bits.view(np.float32).reshape(1, 8)
+    attrs = {"bfp_method": "to_bfp", "axis": 1, "bit_width": 16, "block_size": 8, "convert_to_bfloat_before_bfp": 1}
+    got = run_python("BFP", attrs, x).view(np.uint32).ravel()
+    assert list(got[:3]) == [0x7FC00000, 0x7FC00000, 0xFFC00000]
+    assert list(got[3:]) == [0x3F800000, 0x40000000, 0x3F800000, 0xBF800000, 0x41000000]
+    if Path(QUARK_LIBRARY).is_file():
+        quark = session(QUARK_LIBRARY, "BFP", attrs, x).run(None, {"x": x.copy()})[0].view(np.uint32).ravel()
+        assert list(quark[:3]) == [0x7F800000, 0x80000000, 0xFFC00000]
+        assert np.array_equal(quark[3:], got[3:])
