@@ -3,7 +3,9 @@
 // the value and the rule), x's geometry, float16 conversion and threading. The arithmetic is in
 // quark_blocks_simd.cpp.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <new>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -124,17 +126,29 @@ uint64_t task_count(const ExecuteOptions& options, uint64_t elements, uint64_t u
   return std::min({threads * 4, elements / kMinElementsPerTask, units});
 }
 
-// float32 x -> y over the block geometry, threaded by units.
-void run_float32(const BlockOp& op, const BlockGeometry& g, const float* x, float* y, uint64_t elements,
-                 const ExecuteOptions& options) {
+// float32 x -> y over the block geometry, threaded by units. The kernels allocate scratch for
+// partial blocks (up to block_size x 16 floats); an allocation failure in a task is reported here
+// rather than thrown through a thread pool.
+Status run_float32(const char* op_name, const BlockOp& op, const BlockGeometry& g, const float* x, float* y,
+                   uint64_t elements, const ExecuteOptions& options) {
   const uint64_t units = g.units(op.block_size);
   const uint64_t tasks = task_count(options, elements, units);
   const uint64_t per_task = tasks == 0 ? 0 : (units + tasks - 1) / tasks;
+  std::atomic<bool> out_of_memory{false};
   parallel(options, tasks, [&](uint64_t t) {
     const uint64_t begin = t * per_task;
     const uint64_t end = std::min(units, begin + per_task);
-    if (begin < end) toolkit::run_block_units(op, g, x, y, begin, end);
+    try {
+      if (begin < end) toolkit::run_block_units(op, g, x, y, begin, end);
+    } catch (const std::bad_alloc&) {
+      out_of_memory.store(true);
+    }
   });
+  if (out_of_memory.load()) {
+    return Status::invalid_argument(std::string(op_name) + ": out of memory for the scratch of block_size " +
+                                    std::to_string(op.block_size));
+  }
+  return {};
 }
 
 template <class Convert>
@@ -162,8 +176,7 @@ Status run(const char* op_name, const BlockOp& op, const TensorView& x, const Bl
       yf[0] = op.bfloat_first ? toolkit::round_to_bfloat16(xf[0]) : xf[0];
       return {};
     }
-    run_float32(op, g, xf, yf, n, options);
-    return {};
+    return run_float32(op_name, op, g, xf, yf, n, options);
   }
   // float16: widened exactly, computed in float32, rounded back half to even, as Quark's Casts do.
   std::unique_ptr<float[]> wide(new (std::nothrow) float[n]);
@@ -173,8 +186,8 @@ Status run(const char* op_name, const BlockOp& op, const TensorView& x, const Bl
   convert_parallel(options, n, [&](uint64_t b, uint64_t e) { toolkit::widen_float16(xh, wide.get(), b, e); });
   if (n == 1) {
     if (op.bfloat_first) wide[0] = toolkit::round_to_bfloat16(wide[0]);
-  } else {
-    run_float32(op, g, wide.get(), wide.get(), n, options);
+  } else if (Status s = run_float32(op_name, op, g, wide.get(), wide.get(), n, options); !s.ok()) {
+    return s;
   }
   convert_parallel(options, n, [&](uint64_t b, uint64_t e) { toolkit::narrow_to_float16(wide.get(), yh, b, e); });
   return {};
