@@ -122,8 +122,9 @@ def _from_dlpack(value: Any, role: str) -> np.ndarray:
 def ort_library_path() -> str:
     """Path of qdq's ONNX Runtime custom-op library, for SessionOptions.register_custom_ops_library.
 
-    It registers com.amd.quark ExtendedQuantizeLinear / ExtendedDequantizeLinear (also as
-    com.vai.quantize VitisQuantizeLinear / VitisDequantizeLinear) and ai.qdq QuantizeLinear /
+    It registers com.amd.quark ExtendedQuantizeLinear / ExtendedDequantizeLinear,
+    MXQuantizeDequantize / BFPQuantizeDequantize (also as com.vai.quantize VitisQuantizeLinear /
+    VitisDequantizeLinear / MXFixNeuron / BFPFixNeuron) and ai.qdq QuantizeLinear /
     DequantizeLinear with ONNX version 25 semantics.
     """
     path = pathlib.Path(_qdq.__file__).with_name("libqdq_ort.so")
