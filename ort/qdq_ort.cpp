@@ -1,6 +1,8 @@
 // qdq as an ONNX Runtime custom-op library (load with SessionOptions.register_custom_ops_library):
-//   com.amd.quark   v1: ExtendedQuantizeLinear, ExtendedDequantizeLinear (Quark's ops, as documented)
-//   com.vai.quantize v1: VitisQuantizeLinear, VitisDequantizeLinear (Quark's legacy names)
+//   com.amd.quark   v1: ExtendedQuantizeLinear, ExtendedDequantizeLinear (Quark's ops, as documented),
+//                       MXQuantizeDequantize, BFPQuantizeDequantize (ort/quark_ops.cpp)
+//   com.vai.quantize v1: VitisQuantizeLinear, VitisDequantizeLinear, MXFixNeuron, BFPFixNeuron
+//                       (Quark's legacy names)
 //   ai.qdq          v1: QuantizeLinear, DequantizeLinear with ONNX version 25 semantics (every type,
 //                       granularity and attribute: float4, int2, e8m0 scales, precision, output_dtype);
 //                       DynamicQuantizeLinear: ONNX's (method "onnx", the default) or qdq's dynamic
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "ort_shared.h"
 #include "qdq/qdq.hpp"
 #include "qdq/toolkit.hpp"
 
@@ -113,13 +116,6 @@ void read_attribute(const OrtKernelInfo* info, const char* name, int64_t* value)
   *value = read;
 }
 
-#define QDQ_ORT_RETURN_IF_ERROR(expression)      \
-  do {                                           \
-    if (OrtStatus* status_ = (expression)) {     \
-      return status_;                            \
-    }                                            \
-  } while (0)
-
 // A tensor from ORT as a qdq view; owns the shape.
 struct Tensor {
   qdq::ElementType type = qdq::ElementType::kUndefined;
@@ -146,12 +142,12 @@ OrtStatus* describe(const OrtValue* value, Tensor* tensor) {
   return g_api->GetTensorMutableData(const_cast<OrtValue*>(value), &tensor->data);
 }
 
-// qdq's parallel-for on ORT's thread pool.
-struct ParallelContext {
-  const OrtKernelContext* context;
-};
+}  // namespace
 
-void ort_parallel_for(void* host, void (*task)(void*, uint64_t), void* task_context, uint64_t count) {
+const OrtApi& qdq_ort::api() { return *g_api; }
+
+// qdq's parallel-for on ORT's thread pool.
+void qdq_ort::parallel_for(void* host, void (*task)(void*, uint64_t), void* task_context, uint64_t count) {
   struct Call {
     void (*task)(void*, uint64_t);
     void* task_context;
@@ -160,7 +156,7 @@ void ort_parallel_for(void* host, void (*task)(void*, uint64_t), void* task_cont
     const Call& c = *static_cast<const Call*>(data);
     c.task(c.task_context, index);
   };
-  OrtStatus* status = g_api->KernelContext_ParallelFor(static_cast<ParallelContext*>(host)->context, trampoline,
+  OrtStatus* status = g_api->KernelContext_ParallelFor(static_cast<const OrtKernelContext*>(host), trampoline,
                                                        static_cast<size_t>(count), 0, &call);
   if (status != nullptr) {
     // No thread pool available: run here.
@@ -168,6 +164,8 @@ void ort_parallel_for(void* host, void (*task)(void*, uint64_t), void* task_cont
     for (uint64_t i = 0; i < count; ++i) task(task_context, i);
   }
 }
+
+namespace {
 
 OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
   size_t input_count = 0;
@@ -225,10 +223,9 @@ OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
                  std::to_string(static_cast<int>(y.type)) + " but the operator produces " +
                  std::string(qdq::name(plan->output_type)) + "; check the model's declared output type");
   }
-  ParallelContext host{context};
   qdq::ExecuteOptions options;
-  options.parallel_for.run = &ort_parallel_for;
-  options.parallel_for.host = &host;
+  options.parallel_for.run = &qdq_ort::parallel_for;
+  options.parallel_for.host = context;
   const qdq::Status status = qdq::execute(plan.value(), {y.type, y.shape, y.data}, options);
   if (!status.ok()) return error(status.message());
   return nullptr;
@@ -438,11 +435,18 @@ OrtStatus* infer(const OrtCustomOp* op, OrtShapeInferContext* context) {
       output = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
       break;
   }
+  return qdq_ort::infer_output_like_x(context, output);
+}
+
+}  // namespace
+
+OrtStatus* qdq_ort::infer_output_like_x(OrtShapeInferContext* context, ONNXTensorElementDataType output) {
   OrtTensorTypeAndShapeInfo* x_info = nullptr;  // owned by the context
   QDQ_ORT_RETURN_IF_ERROR(g_api->ShapeInferContext_GetInputTypeShape(context, 0, &x_info));
   size_t rank = 0;
   std::vector<int64_t> dims;
   OrtStatus* status = g_api->GetDimensionsCount(x_info, &rank);
+  if (status == nullptr && output == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) status = g_api->GetTensorElementType(x_info, &output);
   if (status == nullptr) {
     dims.resize(rank);
     status = g_api->GetDimensions(x_info, dims.data(), rank);
@@ -457,18 +461,25 @@ OrtStatus* infer(const OrtCustomOp* op, OrtShapeInferContext* context) {
   return status;
 }
 
-// --- The OrtCustomOp table -------------------------------------------------------------------
-
-template <class Body>
-OrtStatus* guarded(Body&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return g_api->CreateStatus(ORT_FAIL, (std::string("qdq: ") + e.what()).c_str());
-  } catch (...) {
-    return g_api->CreateStatus(ORT_FAIL, "qdq: unknown exception");
-  }
+void qdq_ort::set_common_op_fields(OrtCustomOp& op) {
+  op.version = ORT_API_VERSION;
+  op.GetExecutionProviderType = [](const OrtCustomOp*) { return "CPUExecutionProvider"; };
+  op.GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
+  op.GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
+  op.GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 0; };
+  op.GetVariadicOutputMinArity = [](const OrtCustomOp*) { return 1; };
+  op.GetVariadicOutputHomogeneity = [](const OrtCustomOp*) { return 0; };
+  // Legacy entry points are not used: ORT calls the V2 ones, which return a status.
+  op.CreateKernel = nullptr;
+  op.KernelCompute = nullptr;
+  op.GetStartVersion = [](const OrtCustomOp*) { return 1; };
+  op.GetEndVersion = [](const OrtCustomOp*) { return INT_MAX; };
 }
+
+namespace {
+using qdq_ort::guarded;
+
+// --- The OrtCustomOp table -------------------------------------------------------------------
 
 constexpr ONNXTensorElementDataType kAny = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 
@@ -483,9 +494,8 @@ QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
   op.input_types[2] = zero_point;
   op.output_type = output;
   OrtCustomOp& base = op.base;
-  base.version = ORT_API_VERSION;
+  qdq_ort::set_common_op_fields(base);
   base.GetName = [](const OrtCustomOp* self) { return op_of(self).name; };
-  base.GetExecutionProviderType = [](const OrtCustomOp*) { return "CPUExecutionProvider"; };
   // Undefined = any element type: the front doors check types and name the rule when one is not
   // allowed.
   base.GetInputType = [](const OrtCustomOp* self, size_t index) { return op_of(self).input_types[index]; };
@@ -501,14 +511,6 @@ QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
     return index == 2 && op_of(self).kind != OpKind::kDynamicQuantize ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
   };
   base.GetOutputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
-  base.GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
-  base.GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
-  base.GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 0; };
-  base.GetVariadicOutputMinArity = [](const OrtCustomOp*) { return 1; };
-  base.GetVariadicOutputHomogeneity = [](const OrtCustomOp*) { return 0; };
-  // Legacy entry points are not used: ORT calls the V2 ones, which return a status.
-  base.CreateKernel = nullptr;
-  base.KernelCompute = nullptr;
   base.KernelDestroy = [](void* kernel) { delete static_cast<Kernel*>(kernel); };
   base.CreateKernelV2 = [](const OrtCustomOp* self, const OrtApi*, const OrtKernelInfo* info, void** kernel) {
     return guarded([&]() -> OrtStatus* {
@@ -544,8 +546,6 @@ QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
   base.InferOutputShapeFn = [](const OrtCustomOp* self, OrtShapeInferContext* context) {
     return guarded([&] { return infer(self, context); });
   };
-  base.GetStartVersion = [](const OrtCustomOp*) { return 1; };
-  base.GetEndVersion = [](const OrtCustomOp*) { return INT_MAX; };
   return op;
 }
 
@@ -622,6 +622,9 @@ extern "C" __attribute__((visibility("default"))) OrtStatus* RegisterCustomOps(O
       g_domains.push_back(domain);
       for (size_t i = 0; i < spec.op_count; ++i) {
         QDQ_ORT_RETURN_IF_ERROR(g_api->CustomOpDomain_Add(domain, &ops()[spec.first_op + i].base));
+      }
+      if (spec.first_op < 4) {  // Quark's domains also get its MX / BFP fake-quantize ops
+        QDQ_ORT_RETURN_IF_ERROR(qdq_ort::add_quark_block_ops(domain, spec.first_op == 2));
       }
       QDQ_ORT_RETURN_IF_ERROR(g_api->AddCustomOpDomain(options, domain));
     }

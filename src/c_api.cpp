@@ -11,6 +11,7 @@
 #include "qdq/directml.hpp"
 #include "qdq/qdq.hpp"
 #include "qdq/toolkit.hpp"
+#include "qdq/quark_ops.hpp"
 
 namespace {
 
@@ -450,6 +451,57 @@ qdq_status_code qdq_dynamic_quantize_linear(const qdq_tensor* x, const qdq_mutab
     if (y_scale == nullptr) return null_argument(function, "y_scale");
     if (y_zero_point == nullptr) return null_argument(function, "y_zero_point");
     return qdq::dynamic_quantize_linear(xv, yv, y_scale, y_zero_point);
+  });
+}
+
+void qdq_mx_attributes_init(qdq_mx_attributes* attributes) {
+  if (attributes != nullptr) *attributes = qdq_mx_attributes{"int8", 1, 32, 0};
+}
+
+void qdq_bfp_attributes_init(qdq_bfp_attributes* attributes) {
+  if (attributes != nullptr) *attributes = qdq_bfp_attributes{"to_bfp", 1, 16, 8, 0, 2, 1, 0, 0};
+}
+
+qdq_status_code qdq_mx_quantize_dequantize(const qdq_tensor* x, const qdq_mx_attributes* attributes,
+                                           const qdq_mutable_tensor* y) {
+  constexpr const char* kFunction = "qdq_mx_quantize_dequantize";
+  return guarded(kFunction, [&]() -> qdq::Status {
+    if (attributes == nullptr) return null_argument(kFunction, "attributes");
+    if (attributes->element_dtype == nullptr) return null_argument(kFunction, "attributes->element_dtype");
+    qdq::TensorView in;
+    qdq::MutableTensorView out;
+    if (qdq::Status s = to_view(kFunction, "x", x, &in); !s.ok()) return s;
+    if (qdq::Status s = to_view(kFunction, "y", y, &out); !s.ok()) return s;
+    qdq::MxQuantizeDequantizeAttributes a;
+    a.element_dtype = attributes->element_dtype;
+    a.axis = attributes->axis;
+    a.block_size = attributes->block_size;
+    a.rounding_mode = attributes->rounding_mode;
+    return qdq::mx_quantize_dequantize(in, a, out);
+  });
+}
+
+qdq_status_code qdq_bfp_quantize_dequantize(const qdq_tensor* x, const qdq_bfp_attributes* attributes,
+                                            const qdq_mutable_tensor* y) {
+  constexpr const char* kFunction = "qdq_bfp_quantize_dequantize";
+  return guarded(kFunction, [&]() -> qdq::Status {
+    if (attributes == nullptr) return null_argument(kFunction, "attributes");
+    if (attributes->bfp_method == nullptr) return null_argument(kFunction, "attributes->bfp_method");
+    qdq::TensorView in;
+    qdq::MutableTensorView out;
+    if (qdq::Status s = to_view(kFunction, "x", x, &in); !s.ok()) return s;
+    if (qdq::Status s = to_view(kFunction, "y", y, &out); !s.ok()) return s;
+    qdq::BfpQuantizeDequantizeAttributes a;
+    a.bfp_method = attributes->bfp_method;
+    a.axis = attributes->axis;
+    a.bit_width = attributes->bit_width;
+    a.block_size = attributes->block_size;
+    a.rounding_mode = attributes->rounding_mode;
+    a.sub_block_size = attributes->sub_block_size;
+    a.sub_block_shift_bits = attributes->sub_block_shift_bits;
+    a.convert_to_bfloat_before_bfp = attributes->convert_to_bfloat_before_bfp;
+    a.use_compiler_version_cpu_kernel = attributes->use_compiler_version_cpu_kernel;
+    return qdq::bfp_quantize_dequantize(in, a, out);
   });
 }
 

@@ -34,8 +34,8 @@ TEST(Codec, DecodesEveryCodeOfEveryNarrowType) {
       ++checked;
     }
   }
-  // 12 types: 7 of 8 bits (int8, uint8, four float8, e8m0), 3 of 4 bits, 2 of 2 bits.
-  EXPECT_EQ(checked, 7 * 256 + 3 * 16 + 2 * 4);
+  // 14 types: 7 of 8 bits (int8, uint8, four float8, e8m0), 2 float6, 3 of 4 bits, 2 of 2 bits.
+  EXPECT_EQ(checked, 7 * 256 + 2 * 64 + 3 * 16 + 2 * 4);
 }
 
 TEST(Codec, TableRangesMatchTheFormatDocuments) {
@@ -51,6 +51,8 @@ TEST(Codec, TableRangesMatchTheFormatDocuments) {
   EXPECT_EQ(codec::max_finite_code(info(ElementType::kFloat8E5M2)), 0b0'11110'11u);
   EXPECT_EQ(codec::max_finite_code(info(ElementType::kFloat8E5M2FNUZ)), 0b0'11111'11u);
   EXPECT_EQ(codec::max_finite_code(info(ElementType::kFloat4E2M1)), 0b0'11'1u);
+  EXPECT_EQ(codec::max_finite_code(info(ElementType::kFloat6E2M3)), 0b0'11'111u);
+  EXPECT_EQ(codec::max_finite_code(info(ElementType::kFloat6E3M2)), 0b0'111'11u);
   EXPECT_EQ(codec::max_finite_code(info(ElementType::kFloat8E8M0)), 0b1111'1110u);
   EXPECT_EQ(codec::max_finite_code(info(ElementType::kFloat16)), 0x7BFFu);
   EXPECT_EQ(codec::max_finite_code(info(ElementType::kBfloat16)), 0x7F7Fu);

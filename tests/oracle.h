@@ -58,6 +58,18 @@ inline double spec_decode(ElementType type, uint32_t code) {
       const double v = magnitudes[code & 7];
       return (code & 8) ? -v : v;
     }
+    case ElementType::kFloat6E2M3: {  // S EE MMM, bias 1, no inf/NaN: max 0.11.111 = 7.5
+      const bool s = (code >> 5) & 1;
+      const int e = (code >> 3) & 3, m = code & 7;
+      const double v = e == 0 ? pow2(0) * m / 8.0 : pow2(e - 1) * (1 + m / 8.0);
+      return s ? -v : v;
+    }
+    case ElementType::kFloat6E3M2: {  // S EEE MM, bias 3, no inf/NaN: max 0.111.11 = 28
+      const bool s = (code >> 5) & 1;
+      const int e = (code >> 2) & 7, m = code & 3;
+      const double v = e == 0 ? pow2(-2) * m / 4.0 : pow2(e - 3) * (1 + m / 4.0);
+      return s ? -v : v;
+    }
     case ElementType::kFloat8E8M0:  // 2^(E-127), 0xFF = NaN
       return code == 0xFF ? nan_with_sign(false) : pow2(static_cast<int>(code) - 127);
     case ElementType::kUint8:

@@ -16,7 +16,9 @@
 namespace qdq {
 
 // Values are ONNX TensorProto.DataType codes, so a code read from a model or passed through the
-// C ABI converts with a checked lookup (element_type_from_code) and nothing else.
+// C ABI converts with a checked lookup (element_type_from_code) and nothing else. The float6 types
+// use the codes onnx.proto gave them (27, 28, IR 13), so no qdq-private code can collide with a
+// later ONNX one; no QuantizeLinear/DequantizeLinear version qdq implements (10..25) lists them.
 enum class ElementType : int32_t {
   kUndefined = 0,
   kFloat32 = 1,
@@ -38,6 +40,8 @@ enum class ElementType : int32_t {
   kFloat8E8M0 = 24,
   kUint2 = 25,
   kInt2 = 26,
+  kFloat6E2M3 = 27,  // OCP MX FP6 E2M3 (ml_dtypes float6_e2m3fn): no infinity, no NaN
+  kFloat6E3M2 = 28,  // OCP MX FP6 E3M2 (ml_dtypes float6_e3m2fn): no infinity, no NaN
 };
 
 enum class ValueKind : uint8_t {
@@ -52,14 +56,14 @@ enum class NanStyle : uint8_t {
   kAllOnes,        // only S.1111.111 (float8e4m3fn: no infinity, the top code of each sign is NaN)
   kNegativeZero,   // only 1.0000.000 = 0x80, the code IEEE would use for -0 (the FNUZ types)
   kExponentOnly,   // only 0xFF (float8e8m0: no sign, no mantissa)
-  kNone,           // float4e2m1 has no NaN
+  kNone,           // float4e2m1 and the float6 types have no NaN
 };
 
 struct ElementTypeInfo {
   ElementType type;
   std::string_view name;       // ml_dtypes / numpy spelling: "float8_e4m3fn", "int4", "bfloat16"
   std::string_view onnx_name;  // TensorProto spelling: "FLOAT8E4M3FN", "INT4", "BFLOAT16"
-  uint8_t bits;                // storage width of one element; 4 and 2 pack several per byte
+  uint8_t bits;                // width of one element; 4 and 2 pack several per byte, 6 takes a byte
   ValueKind kind;
   bool is_signed;
   // Range of finite values (integers: the saturation range of the quantize formula).
@@ -80,9 +84,11 @@ struct ElementTypeInfo {
   // ml_dtypes' bfloat16 do; ml_dtypes' float8 types give the canonical quiet NaN with the sign).
   bool widening_keeps_nan_payload;
 
-  constexpr int elements_per_byte() const { return bits < 8 ? 8 / bits : 1; }
-  constexpr bool is_packed() const { return bits < 8; }
-  constexpr int bytes_per_element() const { return bits < 8 ? 1 : bits / 8; }
+  // 4- and 2-bit codes pack several to a byte; a 6-bit code has a byte of its own (low bits, as in
+  // ml_dtypes and in ONNX's one-code-per-entry float6 tensors).
+  constexpr bool is_packed() const { return bits < 8 && 8 % bits == 0; }
+  constexpr int elements_per_byte() const { return is_packed() ? 8 / bits : 1; }
+  constexpr int bytes_per_element() const { return bits <= 8 ? 1 : bits / 8; }
   constexpr bool is_float() const { return kind == ValueKind::kFloat; }
   constexpr bool is_integer() const { return kind == ValueKind::kInteger; }
 };
@@ -115,6 +121,8 @@ inline constexpr ElementTypeInfo kElementTypes[] = {
   {ElementType::kFloat8E5M2,      "float8_e5m2",     "FLOAT8E5M2",      8, ValueKind::kFloat,   true,  -57344.0,              57344.0,              5,  2,  15, true,  true,  NanStyle::kIeee, false, false},
   {ElementType::kFloat8E5M2FNUZ,  "float8_e5m2fnuz", "FLOAT8E5M2FNUZ",  8, ValueKind::kFloat,   true,  -57344.0,              57344.0,              5,  2,  16, false, false, NanStyle::kNegativeZero, false, false},
   {ElementType::kFloat4E2M1,      "float4_e2m1fn",   "FLOAT4E2M1",      4, ValueKind::kFloat,   true,  -6.0,                  6.0,                  2,  1,   1, false, true,  NanStyle::kNone, false, false},
+  {ElementType::kFloat6E2M3,      "float6_e2m3fn",   "FLOAT6E2M3",      6, ValueKind::kFloat,   true,  -7.5,                  7.5,                  2,  3,   1, false, true,  NanStyle::kNone, false, false},
+  {ElementType::kFloat6E3M2,      "float6_e3m2fn",   "FLOAT6E3M2",      6, ValueKind::kFloat,   true,  -28.0,                 28.0,                 3,  2,   3, false, true,  NanStyle::kNone, false, false},
   {ElementType::kFloat8E8M0,      "float8_e8m0fnu",  "FLOAT8E8M0",      8, ValueKind::kFloat,   false, detail::kE8M0Min,      detail::kE8M0Max,     8,  0, 127, false, false, NanStyle::kExponentOnly, false, false},
 };
 // clang-format on

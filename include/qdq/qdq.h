@@ -3,7 +3,8 @@
  * Every function returns a qdq_status_code; on failure qdq_last_error() returns the message (it
  * names the offending value and the rule) for the calling thread until its next qdq call. Nothing
  * throws or aborts across this boundary. Types are ONNX TensorProto codes; shapes count elements;
- * 4-bit types pack two elements per byte (low nibble first), 2-bit types four (lowest bits first).
+ * 4-bit types pack two elements per byte (low nibble first), 2-bit types four (lowest bits first);
+ * the 6-bit float types (27, 28) take one byte each, the code in its low bits.
  */
 #ifndef QDQ_QDQ_H_
 #define QDQ_QDQ_H_
@@ -180,6 +181,36 @@ QDQ_API qdq_status_code qdq_directml_dequantize_linear(const qdq_dml_tensor_desc
 /* DMLCalcBufferTensorSize: the bytes a description addresses, rounded up to 4 (0 on a malformed
  * description; qdq_last_error() says why). */
 QDQ_API uint64_t qdq_dml_calc_buffer_tensor_size(const qdq_dml_tensor_desc* desc);
+
+/* AMD Quark com.amd.quark MXQuantizeDequantize / BFPQuantizeDequantize (version 1): x float32
+ * (type 1) or float16 (10), y of x's type and shape (y->data may equal x->data). The attributes
+ * are Quark's, with Quark's defaults from the _init functions; the strings must stay valid during
+ * the call. See qdq/quark_ops.hpp. */
+typedef struct qdq_mx_attributes {
+  const char* element_dtype; /* "int8"; fp8_e5m2, fp8_e4m3, fp6_e3m2, fp6_e2m3, fp4_e2m1 */
+  int64_t axis;              /* 1 */
+  int64_t block_size;        /* 32 */
+  int64_t rounding_mode;     /* 0 */
+} qdq_mx_attributes;
+
+typedef struct qdq_bfp_attributes {
+  const char* bfp_method; /* "to_bfp"; to_bfp_prime */
+  int64_t axis;           /* 1 */
+  int64_t bit_width;      /* 16 */
+  int64_t block_size;     /* 8 */
+  int64_t rounding_mode;  /* 0 */
+  int64_t sub_block_size; /* 2 */
+  int64_t sub_block_shift_bits;            /* 1 */
+  int64_t convert_to_bfloat_before_bfp;    /* 0 */
+  int64_t use_compiler_version_cpu_kernel; /* 0 */
+} qdq_bfp_attributes;
+
+QDQ_API void qdq_mx_attributes_init(qdq_mx_attributes* attributes);
+QDQ_API void qdq_bfp_attributes_init(qdq_bfp_attributes* attributes);
+QDQ_API qdq_status_code qdq_mx_quantize_dequantize(const qdq_tensor* x, const qdq_mx_attributes* attributes,
+                                                   const qdq_mutable_tensor* y);
+QDQ_API qdq_status_code qdq_bfp_quantize_dequantize(const qdq_tensor* x, const qdq_bfp_attributes* attributes,
+                                                    const qdq_mutable_tensor* y);
 
 #ifdef __cplusplus
 }

@@ -69,6 +69,8 @@ __all__ = [
     "dtype_from_code",
     "code_from_dtype",
     "ort_library_path",
+    "mx_quantize_dequantize",
+    "bfp_quantize_dequantize",
 ]
 
 QdqError.__doc__ = "An input broke an operator's rule; the message names the value and the rule."
@@ -125,8 +127,9 @@ def _from_dlpack(value: Any, role: str) -> np.ndarray:
 def ort_library_path() -> str:
     """Path of qdq's ONNX Runtime custom-op library, for SessionOptions.register_custom_ops_library.
 
-    It registers com.amd.quark ExtendedQuantizeLinear / ExtendedDequantizeLinear (also as
-    com.vai.quantize VitisQuantizeLinear / VitisDequantizeLinear) and ai.qdq QuantizeLinear /
+    It registers com.amd.quark ExtendedQuantizeLinear / ExtendedDequantizeLinear,
+    MXQuantizeDequantize / BFPQuantizeDequantize (also as com.vai.quantize VitisQuantizeLinear /
+    VitisDequantizeLinear / MXFixNeuron / BFPFixNeuron) and ai.qdq QuantizeLinear /
     DequantizeLinear with ONNX version 25 semantics.
     """
     path = pathlib.Path(_qdq.__file__).with_name("libqdq_ort.so")
@@ -631,3 +634,104 @@ def dynamic_quantize_linear(x: Any, *, out: Optional[np.ndarray] = None):
 
 # DirectML operator descriptions (strided numpy arrays, feature levels): qdq/_directml.py.
 from ._directml import directml_dequantize_linear, directml_quantize_linear  # noqa: E402
+
+
+# ----------------------------------------------------------------------------- Quark MX / BFP
+
+
+def _fake_quantize_operands(x: Any, out: Optional[np.ndarray]):
+    """(x as a C-contiguous float32/float16 array, out checked or newly allocated)."""
+    array = _as_array(x, "x", _UINT8)
+    if array.dtype not in (np.dtype(np.float32), np.dtype(np.float16)):
+        raise QdqError(f"input 'x' has dtype {array.dtype}; it must be float32 or float16 ({_dtype_hint(array.dtype)})")
+    shape = array.shape
+    array = np.ascontiguousarray(array)
+    if out is None:
+        return array, shape, np.empty(shape, array.dtype)
+    if not isinstance(out, np.ndarray):
+        raise QdqError(f"out must be a numpy array, not {type(out).__name__}")
+    if out.dtype != array.dtype or out.shape != shape:
+        raise QdqError(f"out has dtype {out.dtype} and shape {out.shape} but the output has x's: {array.dtype}, {shape}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise QdqError("out must be C-contiguous and writeable")
+    if np.may_share_memory(out, array) and not (out.ctypes.data == array.ctypes.data):
+        raise QdqError("out overlaps x without being x itself")
+    return array, shape, out
+
+
+def mx_quantize_dequantize(
+    x: Any,
+    element_dtype: str = "int8",
+    *,
+    axis: int = 1,
+    block_size: int = 32,
+    rounding_mode: int = 0,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray:
+    """AMD Quark's com.amd.quark MXQuantizeDequantize, bit for bit with Quark's CPU kernel.
+
+    Each block of `block_size` elements along `axis` (ignored for 1-D x) shares the scale
+    2^(E - emax): E the largest float32 exponent in the block (inf and NaN ignored), emax the
+    element type's. x / scale is rounded to the element type and multiplied back.
+
+    Args:
+        x: float32 or float16 array (float16 is computed in float32 and rounded back).
+        element_dtype: "fp8_e5m2", "fp8_e4m3", "fp6_e3m2", "fp6_e2m3", "fp4_e2m1" or "int8".
+        axis, block_size, rounding_mode: Quark's attributes (rounding_mode matters for int8 only:
+            0 half away from zero, 1 half up, 2 half to even).
+        out: optional output array of x's dtype and shape (may be x itself).
+
+    Returns:
+        The fake-quantized array, x's dtype and shape. A one-element x is returned unchanged.
+    """
+    array, shape, result = _fake_quantize_operands(x, out)
+    if not isinstance(element_dtype, str):
+        raise QdqError(f"attribute 'element_dtype' is {element_dtype!r}; it must be a string")
+    _qdq.mx_quantize_dequantize(
+        _CODE_BY_DTYPE[array.dtype], list(shape), array.reshape(-1).view(np.uint8), element_dtype,
+        _attribute(axis, "axis"), _attribute(block_size, "block_size"), _attribute(rounding_mode, "rounding_mode"),
+        result.reshape(-1).view(np.uint8))
+    return result
+
+
+def bfp_quantize_dequantize(
+    x: Any,
+    bfp_method: str = "to_bfp",
+    *,
+    axis: int = 1,
+    bit_width: int = 16,
+    block_size: int = 8,
+    rounding_mode: int = 0,
+    sub_block_size: int = 2,
+    sub_block_shift_bits: int = 1,
+    convert_to_bfloat_before_bfp: int = 0,
+    use_compiler_version_cpu_kernel: int = 0,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray:
+    """AMD Quark's com.amd.quark BFPQuantizeDequantize, bit for bit with Quark's CPU kernels.
+
+    Block floating point: each block of `block_size` elements along `axis` shares an 8-bit
+    exponent; each element keeps bit_width - 9 mantissa bits. bfp_method "to_bfp" (with
+    use_compiler_version_cpu_kernel, the compiler's variant) or "to_bfp_prime" (sub-blocks of
+    `sub_block_size` shifted down by up to 2^sub_block_shift_bits - 1 binades).
+
+    Args:
+        x: float32 or float16 array.
+        The rest: Quark's attributes and defaults (rounding_mode 0 half away from zero, 1 half
+            up, 2 half to even; convert_to_bfloat_before_bfp rounds x to bfloat16 first).
+        out: optional output array of x's dtype and shape (may be x itself).
+
+    Returns:
+        The fake-quantized array, x's dtype and shape.
+    """
+    array, shape, result = _fake_quantize_operands(x, out)
+    if not isinstance(bfp_method, str):
+        raise QdqError(f"attribute 'bfp_method' is {bfp_method!r}; it must be a string")
+    ints = [_attribute(axis, "axis"), _attribute(bit_width, "bit_width"), _attribute(block_size, "block_size"),
+            _attribute(rounding_mode, "rounding_mode"), _attribute(sub_block_size, "sub_block_size"),
+            _attribute(sub_block_shift_bits, "sub_block_shift_bits"),
+            _attribute(convert_to_bfloat_before_bfp, "convert_to_bfloat_before_bfp"),
+            _attribute(use_compiler_version_cpu_kernel, "use_compiler_version_cpu_kernel")]
+    _qdq.bfp_quantize_dequantize(_CODE_BY_DTYPE[array.dtype], list(shape), array.reshape(-1).view(np.uint8),
+                                 bfp_method, ints, result.reshape(-1).view(np.uint8))
+    return result

@@ -68,3 +68,46 @@ def directml_dequantize_linear(
     feature_level: Union[str, int] = "6_2",
     out: Optional[np.ndarray] = None,
 ) -> np.ndarray: ...
+def mx_quantize_dequantize(
+    x: Any,
+    element_dtype: str = "int8",
+    *,
+    axis: int = 1,
+    block_size: int = 32,
+    rounding_mode: int = 0,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+def bfp_quantize_dequantize(
+    x: Any,
+    bfp_method: str = "to_bfp",
+    *,
+    axis: int = 1,
+    bit_width: int = 16,
+    block_size: int = 8,
+    rounding_mode: int = 0,
+    sub_block_size: int = 2,
+    sub_block_shift_bits: int = 1,
+    convert_to_bfloat_before_bfp: int = 0,
+    use_compiler_version_cpu_kernel: int = 0,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+def compute_qparams(
+    x: Any,
+    dtype: DTypeLike,
+    *,
+    method: str = "minmax",
+    axis: Optional[int] = None,
+    block_size: int = 0,
+    scale_dtype: DTypeLike = ...,
+) -> tuple[np.ndarray, Optional[np.ndarray]]: ...
+def dynamic_quantize(
+    x: Any,
+    dtype: DTypeLike,
+    *,
+    method: str = "minmax",
+    axis: Optional[int] = None,
+    block_size: int = 0,
+    scale_dtype: DTypeLike = ...,
+    out: Optional[np.ndarray] = None,
+) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
+def dynamic_quantize_linear(x: Any, *, out: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...

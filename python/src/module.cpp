@@ -36,6 +36,8 @@
 
 namespace nb = nanobind;
 
+void register_quark_ops(nb::module_& m);  // quark_ops.cpp
+
 namespace {
 
 struct QdqError : std::runtime_error {
@@ -470,6 +472,8 @@ NB_MODULE(_qdq, m) {
   m.attr("version") = qdq_version();  // the compiled library's, which qdq.__version__ reports
 
   // The element-type table, for the Python layer's dtype mapping: (code, name, bits).
+  register_quark_ops(m);
+
   m.def("element_types", [] {
     std::vector<std::tuple<int64_t, std::string, int>> rows;
     for (const qdq::ElementTypeInfo& row : qdq::all_element_types()) {

@@ -86,7 +86,8 @@ uint32_t nan_code(const ElementTypeInfo& t, bool negative, double nan_value) {
     case NanStyle::kExponentOnly:
       return low_mask(t.exponent_bits);
     case NanStyle::kNone:
-      // float4e2m1: the ONNX float4 document maps NaN to +6 (ml_dtypes would give a signed zero).
+      // float4e2m1: the ONNX float4 document maps NaN to +6 (ml_dtypes would give a signed zero);
+      // the float6 types follow the same rule (+7.5, +28), see docs/semantics.md.
       return max_finite_code(t);
   }
   return 0;
@@ -171,10 +172,10 @@ uint32_t load_code(const void* data, const ElementTypeInfo& t, uint64_t index, S
     const unsigned shift = static_cast<unsigned>((index % per_byte) * t.bits);
     return (bytes[index / per_byte] >> shift) & low_mask(t.bits);
   }
-  switch (t.bits) {
-    case 8:
-      return bytes[index];
-    case 16: {
+  switch (t.bytes_per_element()) {
+    case 1:  // 8-bit codes, and 6-bit ones in the low bits of their byte (the high bits are ignored)
+      return bytes[index] & low_mask(t.bits);
+    case 2: {
       uint16_t code;
       std::memcpy(&code, bytes + index * 2, sizeof code);
       return code;
@@ -201,11 +202,11 @@ void store_code(void* data, const ElementTypeInfo& t, uint64_t index, uint32_t c
     byte = static_cast<unsigned char>((byte & ~(low_mask(t.bits) << shift)) | (code << shift));
     return;
   }
-  switch (t.bits) {
-    case 8:
+  switch (t.bytes_per_element()) {
+    case 1:  // the high bits of a 6-bit code's byte are written as zero, as ml_dtypes does
       bytes[index] = static_cast<unsigned char>(code);
       return;
-    case 16: {
+    case 2: {
       const uint16_t narrow = static_cast<uint16_t>(code);
       std::memcpy(bytes + index * 2, &narrow, sizeof narrow);
       return;

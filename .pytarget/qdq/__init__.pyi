@@ -1,0 +1,75 @@
+from typing import Any, Optional, Union
+
+import numpy as np
+
+DTypeLike = Union[int, str, np.dtype, type]
+
+__version__: str
+
+class QdqError(ValueError): ...
+
+def set_num_threads(threads: int) -> None: ...
+def num_threads() -> int: ...
+
+def ort_library_path() -> str: ...
+def dtype_from_code(code: int) -> np.dtype: ...
+def code_from_dtype(dtype: DTypeLike) -> int: ...
+def quantize_linear(
+    x: Any,
+    y_scale: Any,
+    y_zero_point: Any = None,
+    *,
+    axis: int = 1,
+    block_size: int = 0,
+    saturate: int = 1,
+    output_dtype: DTypeLike = 0,
+    precision: DTypeLike = 0,
+    opset: int = 25,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+def dequantize_linear(
+    x: Any,
+    x_scale: Any,
+    x_zero_point: Any = None,
+    *,
+    axis: int = 1,
+    block_size: int = 0,
+    output_dtype: DTypeLike = 0,
+    opset: int = 25,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+def extended_quantize_linear(
+    x: Any, y_scale: Any, y_zero_point: Any, *, axis: int = 1, out: Optional[np.ndarray] = None
+) -> np.ndarray: ...
+def extended_dequantize_linear(
+    x: Any, x_scale: Any, x_zero_point: Any, *, axis: int = 1, out: Optional[np.ndarray] = None
+) -> np.ndarray: ...
+def elementwise_quantize_linear(
+    x: Any, scale: Any, zero_point: Any = None, *, out: Optional[np.ndarray] = None
+) -> np.ndarray: ...
+def elementwise_dequantize_linear(
+    x: Any, scale: Any, zero_point: Any = None, *, output_dtype: DTypeLike = 0, out: Optional[np.ndarray] = None
+) -> np.ndarray: ...
+def mx_quantize_dequantize(
+    x: Any,
+    element_dtype: str = "int8",
+    *,
+    axis: int = 1,
+    block_size: int = 32,
+    rounding_mode: int = 0,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+def bfp_quantize_dequantize(
+    x: Any,
+    bfp_method: str = "to_bfp",
+    *,
+    axis: int = 1,
+    bit_width: int = 16,
+    block_size: int = 8,
+    rounding_mode: int = 0,
+    sub_block_size: int = 2,
+    sub_block_shift_bits: int = 1,
+    convert_to_bfloat_before_bfp: int = 0,
+    use_compiler_version_cpu_kernel: int = 0,
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
