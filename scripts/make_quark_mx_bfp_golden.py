@@ -120,6 +120,19 @@ def cases(rng: np.random.Generator):
                             x = shaped_input(rng, shape, axis, block, 0, bit_width - 9)
                             yield "BFP", method, [axis, bit_width, block, rounding_mode, sub_block, shift_bits, convert,
                                                   compiler], x
+    # Attribute extremes: one-element blocks, a block as long as the row, sub-blocks of 1 and of the
+    # whole block, shift limits 0 (no sub-block shift) and 9 (every shift allowed).
+    for element in ["fp8_e5m2", "int8"]:
+        for block in [1, 256]:
+            x = shaped_input(rng, (300,), 0, block, EMAX[element], MBITS[element])
+            yield "MX", element, [0, block, 0, 0, 0, 0, 0, 0], x
+    for sub_block, shift_bits in [(1, 0), (16, 9), (2, 3), (4, 0)]:
+        x = shaped_input(rng, (5, 37), 1, 16, 0, 7)
+        yield "BFP", "to_bfp_prime", [1, 16, 16, 2, sub_block, shift_bits, 0, 0], x
+    x = shaped_input(rng, (4, 9), 0, 1, 0, 7)
+    yield "BFP", "to_bfp", [0, 16, 1, 0, 2, 1, 0, 1], x
+    x = shaped_input(rng, (4, 30), 1, 8, 0, 7)
+    yield "BFP", "to_bfp_prime_shared", [1, 16, 8, 0, 2, 1, 0, 0], x
     for method in ["to_bfp", "to_bfp_prime"]:
         with np.errstate(over="ignore"):
             x = shaped_input(rng, (3, 24), 1, 8, 0, 7).astype(np.float16)

@@ -77,7 +77,7 @@ def test_golden_vectors_cover_every_attribute():
     assert {name for name, _ in mx} == {"fp8_e5m2", "fp8_e4m3", "fp6_e3m2", "fp6_e2m3", "fp4_e2m1", "int8"}
     assert {("int8", 0), ("int8", 1), ("int8", 2)} <= mx
     bfp = {(name, ints[1], ints[3], ints[6], ints[7]) for op, name, ints, _, _ in CASES if op == "BFP"}
-    assert {b[0] for b in bfp} == {"to_bfp", "to_bfp_prime"} and {b[2] for b in bfp} == {0, 1, 2}
+    assert {b[0] for b in bfp} == {"to_bfp", "to_bfp_prime", "to_bfp_prime_shared"} and {b[2] for b in bfp} == {0, 1, 2}
     assert {b[3] for b in bfp} == {0, 1} and {b[4] for b in bfp} == {0, 1}
     assert {x.dtype for *_, x, _ in CASES} == {np.dtype(np.float32), np.dtype(np.float16)}
 
