@@ -276,10 +276,9 @@ OrtStatus* compute_dynamic(const Kernel& kernel, OrtKernelContext* context) {
   if (input == nullptr) return error("ai.qdq DynamicQuantizeLinear: input x is required");
   Tensor x, y, scale, zero_point;
   QDQ_ORT_RETURN_IF_ERROR(describe(input, &x));
-  ParallelContext host{context};
   qdq::ExecuteOptions options;
-  options.parallel_for.run = &ort_parallel_for;
-  options.parallel_for.host = &host;
+  options.parallel_for.run = &qdq_ort::parallel_for;
+  options.parallel_for.host = context;
   if (kernel.method == "onnx") {
     QDQ_ORT_RETURN_IF_ERROR(output_of(context, 0, x.shape, &y));
     QDQ_ORT_RETURN_IF_ERROR(output_of(context, 1, {}, &scale));
