@@ -280,20 +280,13 @@ uint64_t qdq_dml_calc_buffer_tensor_size(const qdq_dml_tensor_desc* desc) {
       return qdq::Status::invalid_argument("qdq_dml_calc_buffer_tensor_size: DimensionCount " +
                                            std::to_string(view.sizes.size()) + "; DirectML tensors have 1 to 8");
     }
-    for (size_t d = 0; d < view.sizes.size(); ++d) {
-      const bool bad_stride = !view.strides.empty() && (view.strides[d] < 0 || view.strides[d] > 0xFFFFFFFFll);
-      if (view.sizes[d] < 1 || view.sizes[d] > 0xFFFFFFFFll || bad_stride) {
-        return qdq::Status::invalid_argument("qdq_dml_calc_buffer_tensor_size: dimension " + std::to_string(d) +
-                                             " has size " + std::to_string(view.sizes[d]) +
-                                             (view.strides.empty() ? std::string() : " and stride " + std::to_string(view.strides[d])) +
-                                             "; sizes are 1 to 2^32 - 1 and strides 0 to 2^32 - 1");
-      }
-    }
-    if (qdq::find_element_type_info(view.type) == nullptr) {
-      return qdq::Status::invalid_argument("qdq_dml_calc_buffer_tensor_size: unknown type code " +
-                                           std::to_string(desc->type));
-    }
     bytes = qdq::dml_calc_buffer_tensor_size(view.type, view.sizes, view.strides);
+    if (bytes == 0) {
+      return qdq::Status::invalid_argument(
+          "qdq_dml_calc_buffer_tensor_size: type code " + std::to_string(desc->type) +
+          " with these sizes and strides is outside DirectML's limits (a known type; sizes 1 to 2^32 - 1; strides 0 "
+          "to 2^32 - 1; at most 2^32 - 1 elements)");
+    }
     return {};
   });
   return bytes;

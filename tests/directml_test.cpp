@@ -236,6 +236,18 @@ TEST(DirectMLBufferTensors, CalcBufferTensorSizeAsDirectMLDefinesIt) {
   EXPECT_EQ(dml_calc_buffer_tensor_size(E::kFloat32, sizes, padded), (2 * 4 + 2 + 1) * 4u);
   const std::vector<int64_t> broadcast = {0, 0, 0, 0};
   EXPECT_EQ(dml_calc_buffer_tensor_size(E::kUint8, sizes, broadcast), 4u);
+  // Beyond DirectML's limits: 0, never an overflowed size.
+  const std::vector<int64_t> too_many = {int64_t{1} << 31, 4};
+  EXPECT_EQ(dml_calc_buffer_tensor_size(E::kUint8, too_many, {}), 0u);
+  const std::vector<int64_t> huge = {4294967295, 4294967295, 4294967295, 4294967295,
+                                     4294967295, 4294967295, 4294967295, 4294967295};
+  EXPECT_EQ(dml_calc_buffer_tensor_size(E::kFloat32, huge, {}), 0u);
+  EXPECT_EQ(dml_calc_buffer_tensor_size(E::kFloat32, huge, huge), 0u);
+  const std::vector<int64_t> negative = {-1, 1, 1, 1};
+  EXPECT_EQ(dml_calc_buffer_tensor_size(E::kUint8, sizes, negative), 0u);
+  const std::vector<int64_t> three = {1, 1, 1};
+  EXPECT_EQ(dml_calc_buffer_tensor_size(E::kUint8, sizes, three), 0u);
+  EXPECT_EQ(dml_calc_buffer_tensor_size(static_cast<E>(99), sizes, {}), 0u);
 }
 
 std::string plan_error(const DmlTensorDesc& x, const DmlTensorDesc& scale, const DmlTensorDesc* zp,
@@ -309,6 +321,12 @@ TEST(DirectMLBufferTensors, RejectsWhatDirectMLRejects) {
   DmlTensorDesc huge_y = y;
   huge_y.sizes = huge;
   EXPECT_NE(plan_error(too_many, huge_scale, nullptr, huge_y).find("2^32 - 1"), std::string::npos);
+  const std::vector<int64_t> eight_huge(8, 4294967295);  // packed strides would overflow int64
+  DmlTensorDesc huge_x = x, huge_s = scale, huge_out = y;
+  huge_x.sizes = huge_s.sizes = huge_out.sizes = eight_huge;
+  huge_s.strides = {};
+  EXPECT_NE(plan_error(huge_x, huge_s, nullptr, huge_out).find("more than 2^32 - 1 elements"), std::string::npos)
+      << plan_error(huge_x, huge_s, nullptr, huge_out);
 }
 
 // ---- Arithmetic: strided descriptions against dense, broadcast-expanded tensors ---------------------

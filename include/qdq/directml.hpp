@@ -64,7 +64,8 @@ struct DmlTensorDesc {
 };
 
 // DMLCalcBufferTensorSize: (1 + sum((size_d - 1) * stride_d)) * element bytes, rounded up to a
-// multiple of 4. Sizes and strides must be well formed (as the planners check).
+// multiple of 4. 0 for what DirectML cannot describe: an unknown type, strides of another count,
+// a size outside 1..2^32-1, a stride outside 0..2^32-1, more than 2^32-1 elements.
 QDQ_API uint64_t dml_calc_buffer_tensor_size(ElementType type, std::span<const int64_t> sizes,
                                              std::span<const int64_t> strides);
 

@@ -117,9 +117,11 @@ QDQ_API Result<Plan> plan_extended_quantize_linear(const TensorView& x, const Te
 QDQ_API Result<Plan> plan_extended_dequantize_linear(const TensorView& x, const TensorView& x_scale,
                                                      const TensorView* x_zero_point, int64_t axis = 1);
 
-// DirectML element-wise quantize / dequantize linear: scale and zero point have x's rank, each
-// dimension equal to x's or 1 (broadcast). output_type kUndefined: quantize takes the zero
-// point's type (uint8 without one), dequantize the scale's type.
+// DirectML element-wise quantize / dequantize linear, the numpy-style convenience door: scale and
+// zero point have x's rank, each dimension equal to x's or 1 (broadcast), every tensor packed, no
+// feature level. qdq/directml.hpp takes DirectML's own descriptions (strides, feature levels).
+// output_type kUndefined: quantize takes the zero point's type (uint8 without one), dequantize
+// the scale's type.
 QDQ_API Result<Plan> plan_elementwise_quantize_linear(const TensorView& x, const TensorView& scale,
                                                       const TensorView* zero_point,
                                                       ElementType output_type = ElementType::kUndefined);

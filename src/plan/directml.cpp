@@ -1,7 +1,9 @@
-// Front door: DirectML DML_ELEMENT_WISE_QUANTIZE_LINEAR / DEQUANTIZE_LINEAR (feature level 6.2:
-// optional zero point, float16 scales, 1 to 8 dimensions). DirectML itself takes scale and zero
-// point already expanded to x's sizes with stride-0 broadcasting; qdq takes them with x's rank and
-// each dimension equal to x's or 1, which is the same thing without the caller building strides.
+// Front door: DirectML DML_ELEMENT_WISE_QUANTIZE_LINEAR / DEQUANTIZE_LINEAR, the numpy-style
+// convenience door (the union of the feature levels, i.e. 6.2: optional zero point, float16
+// scales, 1 to 8 dimensions). DirectML itself takes scale and zero point already expanded to x's
+// sizes with stride-0 broadcasting; this door takes them with x's rank and each dimension equal to
+// x's or 1, which is the same thing without the caller building strides. DirectML's own
+// descriptions, feature levels included, go through src/plan/directml_desc.cpp.
 #include <vector>
 
 #include "plan/checks.h"

@@ -259,7 +259,11 @@ class Checker {
         }
       }
     }
-    // Overflow-safe: each term < 2^64 / 9 since sizes and strides are < 2^32.
+    if (logical > kMaxBufferElements) {  // before packed strides are computed: they stay below 2^32
+      return role + " has Sizes " + plan::shape_string(desc.sizes) + ", more than 2^32 - 1 elements; a buffer "
+             "tensor holds at most 2^32 - 1";
+    }
+    // Overflow-safe: each term is below 2^64 (sizes and strides below 2^32), the sum below 2^32.
     uint64_t last = 0;
     const std::vector<int64_t> strides = effective_strides(desc);
     for (size_t d = 0; d < desc.sizes.size(); ++d) {
@@ -271,10 +275,6 @@ class Checker {
         }
         last += term;
       }
-    }
-    if (logical > kMaxBufferElements) {
-      return role + " has Sizes " + plan::shape_string(desc.sizes) + ", " + std::to_string(logical) +
-             " elements; a buffer tensor holds at most 2^32 - 1";
     }
     const uint64_t implied = dml_calc_buffer_tensor_size(desc.type, desc.sizes, desc.strides);
     if (desc.total_tensor_size_in_bytes != 0) {
@@ -445,13 +445,15 @@ std::optional<DmlFeatureLevel> parse_dml_feature_level(std::string_view text) {
 uint64_t dml_calc_buffer_tensor_size(ElementType type, std::span<const int64_t> sizes,
                                      std::span<const int64_t> strides) {
   const ElementTypeInfo* type_info = find_element_type_info(type);
-  if (type_info == nullptr) return 0;
-  uint64_t last = 0;
-  int64_t packed = 1;
+  if (type_info == nullptr || (!strides.empty() && strides.size() != sizes.size())) return 0;
+  // Every step stays below 2^64: sizes and strides below 2^32, the running totals below 2^32.
+  uint64_t last = 0, packed = 1;
   for (size_t d = sizes.size(); d-- > 0;) {
-    const int64_t stride = strides.empty() ? packed : strides[d];
+    const int64_t stride = strides.empty() ? static_cast<int64_t>(packed) : strides[d];
+    if (sizes[d] < 1 || sizes[d] > kMaxUint || stride < 0 || stride > kMaxUint) return 0;
     last += static_cast<uint64_t>(sizes[d] - 1) * static_cast<uint64_t>(stride);
-    packed *= sizes[d];
+    packed *= static_cast<uint64_t>(sizes[d]);
+    if (last >= kMaxBufferElements || packed > kMaxBufferElements) return 0;
   }
   const uint64_t bytes = storage_bytes(type, last + 1);
   return (bytes + 3) / 4 * 4;
