@@ -61,6 +61,11 @@ __all__ = [
     "extended_dequantize_linear",
     "elementwise_quantize_linear",
     "elementwise_dequantize_linear",
+    "compute_qparams",
+    "dynamic_quantize",
+    "dynamic_quantize_linear",
+    "directml_quantize_linear",
+    "directml_dequantize_linear",
     "dtype_from_code",
     "code_from_dtype",
     "ort_library_path",
@@ -502,6 +507,133 @@ def elementwise_dequantize_linear(
         xt[1],
         out,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The toolkit: scales from data, dynamic quantization, DynamicQuantizeLinear.
+
+_METHODS = {
+    "minmax": 0,
+    "symmetric": 1,
+    "symmetric_restricted": 2,
+    "mx_floor": 3,
+    "mx_ceil": 4,
+    "mx_even": 5,
+    "mx_rceil": 6,
+}
+_PER_TENSOR, _PER_AXIS, _BLOCKED = 0, 1, 2
+
+
+def _method(method: str) -> int:
+    try:
+        return _METHODS[method]
+    except (KeyError, TypeError):
+        raise QdqError(f"method {method!r} is not one of {', '.join(_METHODS)}") from None
+
+
+def _toolkit_call(x, dtype, method, axis, block_size, scale_dtype, quantize, out):
+    quantized_code = _type_attribute(dtype, "dtype")
+    scale_code = _type_attribute(scale_dtype, "scale_dtype")
+    method_code = _method(method)
+    if axis is None:
+        if block_size:
+            raise QdqError("block_size is set but axis is None; blocked scales need the axis they run along")
+        granularity, axis_value = _PER_TENSOR, 1
+    else:
+        granularity = _BLOCKED if _attribute(block_size, "block_size") != 0 else _PER_AXIS
+        axis_value = _attribute(axis, "axis")
+    xt = _tensor(x, "x")
+    quantized_dtype = dtype_from_code(quantized_code)
+    integer = "float" not in quantized_dtype.name  # the table's float types all say so (bfloat16 too)
+    out_arg = _out_tensor(out, xt[1], ("x", xt)) if quantize else None
+    y, scale, zero_point, scale_shape = _qdq.compute_qparams(
+        *xt,
+        quantized_code,
+        scale_code,
+        method_code,
+        granularity,
+        axis_value,
+        _attribute(block_size, "block_size"),
+        integer,
+        quantize,
+        out_arg,
+    )
+    scale = scale.view(dtype_from_code(scale_code)).reshape(scale_shape)
+    if zero_point is not None:
+        zero_point = zero_point.view(quantized_dtype).reshape(scale_shape)
+    if not quantize:
+        return scale, zero_point
+    y = out if out is not None else y.view(quantized_dtype).reshape(xt[1])
+    return y, scale, zero_point
+
+
+def compute_qparams(
+    x: Any,
+    dtype: DTypeLike,
+    *,
+    method: str = "minmax",
+    axis: Optional[int] = None,
+    block_size: int = 0,
+    scale_dtype: DTypeLike = np.float32,
+):
+    """Scales and zero points of x for quantizing to `dtype`, as QuantizeLinear takes them.
+
+    Args:
+        x: float32, float16 or bfloat16 array.
+        dtype: the quantized type (int8, uint8, int16, uint16, int32, uint32, int4, uint4, int2,
+            uint2, float8 types, float4_e2m1fn).
+        method: "minmax" (asymmetric, integers), "symmetric" (integers: max|x| / ((qmax - qmin) / 2);
+            floats: max|x| / max(dtype)), "symmetric_restricted" (integers: max|x| / qmax, codes
+            in [-qmax, qmax]), or the OCP MX shared exponents "mx_floor", "mx_ceil", "mx_even",
+            "mx_rceil" (float dtypes; power-of-two scales).
+        axis: None for one scale (per-tensor); the axis for per-axis or blocked scales.
+        block_size: 0 for per-axis; else elements per block along `axis` (last block may be short).
+        scale_dtype: float32, float16, bfloat16, or float8_e8m0fnu (mx_* methods).
+
+    Returns:
+        (scale, zero_point): scale of scale_dtype, shaped () per-tensor, (D_axis,) per-axis, x's
+        shape with ceil(D_axis / block_size) along axis when blocked; zero_point of `dtype` and the
+        same shape for integer dtypes, None for float dtypes. Edge cases (all-zero groups, NaN,
+        infinities, ranges the scale type cannot hold) are defined in docs/semantics.md.
+    """
+    return _toolkit_call(x, dtype, method, axis, block_size, scale_dtype, False, None)
+
+
+def dynamic_quantize(
+    x: Any,
+    dtype: DTypeLike,
+    *,
+    method: str = "minmax",
+    axis: Optional[int] = None,
+    block_size: int = 0,
+    scale_dtype: DTypeLike = np.float32,
+    out: Optional[np.ndarray] = None,
+):
+    """compute_qparams, then QuantizeLinear with those scales, in one call (one pass over x where
+    each group is a contiguous stretch, e.g. blocks along the last axis).
+
+    Returns:
+        (y, scale, zero_point): y of `dtype` and x's shape (or `out`), and compute_qparams' result.
+    """
+    return _toolkit_call(x, dtype, method, axis, block_size, scale_dtype, True, out)
+
+
+def dynamic_quantize_linear(x: Any, *, out: Optional[np.ndarray] = None):
+    """ONNX DynamicQuantizeLinear-11 (float32 x -> uint8), bit for bit with onnx.reference.
+
+    Returns:
+        (y, y_scale, y_zero_point): uint8 y of x's shape (or `out`), a float32 0-D scale and a
+        uint8 0-D zero point.
+    """
+    xt = _tensor(x, "x")
+    out_arg = _out_tensor(out, xt[1], ("x", xt))
+    y, scale, zero_point = _qdq.dynamic_quantize_linear(*xt, out_arg)
+    y = out if out is not None else y.view(np.uint8).reshape(xt[1])
+    return y, np.array(scale, dtype=np.float32), np.array(zero_point, dtype=np.uint8)
+
+
+# DirectML operator descriptions (strided numpy arrays, feature levels): qdq/_directml.py.
+from ._directml import directml_dequantize_linear, directml_quantize_linear  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- Quark MX / BFP

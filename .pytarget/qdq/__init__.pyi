@@ -50,6 +50,24 @@ def elementwise_quantize_linear(
 def elementwise_dequantize_linear(
     x: Any, scale: Any, zero_point: Any = None, *, output_dtype: DTypeLike = 0, out: Optional[np.ndarray] = None
 ) -> np.ndarray: ...
+def directml_quantize_linear(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    output_dtype: Optional[DTypeLike] = None,
+    feature_level: Union[str, int] = "6_2",
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
+def directml_dequantize_linear(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    output_dtype: Optional[DTypeLike] = None,
+    feature_level: Union[str, int] = "6_2",
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray: ...
 def mx_quantize_dequantize(
     x: Any,
     element_dtype: str = "int8",
@@ -73,3 +91,23 @@ def bfp_quantize_dequantize(
     use_compiler_version_cpu_kernel: int = 0,
     out: Optional[np.ndarray] = None,
 ) -> np.ndarray: ...
+def compute_qparams(
+    x: Any,
+    dtype: DTypeLike,
+    *,
+    method: str = "minmax",
+    axis: Optional[int] = None,
+    block_size: int = 0,
+    scale_dtype: DTypeLike = ...,
+) -> tuple[np.ndarray, Optional[np.ndarray]]: ...
+def dynamic_quantize(
+    x: Any,
+    dtype: DTypeLike,
+    *,
+    method: str = "minmax",
+    axis: Optional[int] = None,
+    block_size: int = 0,
+    scale_dtype: DTypeLike = ...,
+    out: Optional[np.ndarray] = None,
+) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
+def dynamic_quantize_linear(x: Any, *, out: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...

@@ -71,7 +71,10 @@ const std::vector<OnnxVersion>& onnx_versions() {
   return versions;
 }
 
-// The newest ai.onnx opset qdq knows (opsets 26..28 did not change Q/DQ).
+// The newest ai.onnx opset qdq knows. Opsets 26 and 27 did not change Q/DQ; version 28 (onnx 1.23)
+// only adds float6 e2m3 / e3m2 to T3, which qdq does not implement yet: opset 28 runs version 25's
+// rules, so every other input gets version 28's exact result and float6 is refused with a message
+// (docs/semantics.md, "Shapes and granularity").
 constexpr int64_t kNewestOpset = 28;
 
 Status resolve_version(const char* op_name, int64_t opset, const OnnxVersion** version) {
