@@ -216,3 +216,45 @@ def test_any_arguments_give_an_array_or_a_named_qdq_error(function_index, x, sca
                    for name in ARGUMENT_NAMES), message
     else:
         assert isinstance(result, np.ndarray)
+
+
+# ---------------------------------------------------------------------------------------------
+# The toolkit's functions: any dtype, method, axis, block size or scale dtype gives arrays or a
+# QdqError, never another exception or a crash.
+
+TOOLKIT_DTYPES = st.sampled_from(
+    ["int8", "uint8", "int4", "uint2", "int32", "float8_e4m3fn", "float4_e2m1fn", "float32", "float8_e8m0fnu",
+     "bfloat16", "bool", "complex64", 0, 3, 22, 99, -1, 2**40, 1.5, None, np.float16]
+)
+TOOLKIT_METHODS = st.sampled_from(
+    ["minmax", "symmetric", "symmetric_restricted", "mx_floor", "mx_ceil", "mx_even", "mx_rceil", "", "MINMAX", 3, None]
+)
+TOOLKIT_INTS = st.one_of(st.integers(-3, 70), st.sampled_from([2**31, -(2**63), 2**63 - 1, 2**64, True, 1.0, "1"]))
+
+
+@seed(11)
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(
+    dtype=TOOLKIT_DTYPES,
+    method=TOOLKIT_METHODS,
+    axis=st.one_of(st.none(), TOOLKIT_INTS),
+    block_size=TOOLKIT_INTS,
+    scale_dtype=TOOLKIT_DTYPES,
+    shape=st.lists(st.integers(0, 5), min_size=0, max_size=3),
+    which=st.integers(0, 2),
+)
+def test_toolkit_any_arguments_give_arrays_or_a_qdq_error(dtype, method, axis, block_size, scale_dtype, shape, which):
+    x = np.linspace(-3, 3, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    try:
+        if which == 0:
+            scale, zp = qdq.compute_qparams(x, dtype, method=method, axis=axis, block_size=block_size, scale_dtype=scale_dtype)
+            assert isinstance(scale, np.ndarray)
+        elif which == 1:
+            y, scale, zp = qdq.dynamic_quantize(x, dtype, method=method, axis=axis, block_size=block_size,
+                                                scale_dtype=scale_dtype)
+            assert y.shape == x.shape
+        else:
+            y, scale, zp = qdq.dynamic_quantize_linear(x)
+            assert y.dtype == np.uint8 and y.shape == x.shape
+    except qdq.QdqError as error:
+        assert "_qdq" not in str(error), str(error)
