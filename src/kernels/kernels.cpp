@@ -404,6 +404,14 @@ struct Context {
   bool stream_output;  // y is written with non-temporal stores (see StreamOut)
   // 4- and 2-bit tensors: kPacked or kOneCodePerByte (other types: kPacked).
   SubByteLayout x_layout, y_layout;
+  // Where x and y lie (RangeBuffers): element i at x_data[i - x_first] and y[i - y_first].
+  const void* x_data;
+  uint64_t x_first, y_first;
+  // Range masks (RangeBuffers::range_mask): the quantized type's integer range, or for a float
+  // type the magnitude from which q no longer rounds to a finite code (at exactly the limit it
+  // still does when limit_inside: the largest code is even, so the tie rounds down to it).
+  float range_lowest, range_max, range_limit;
+  bool range_limit_inside;
 };
 
 // 32-bit integer scales and zero points hold values float32 cannot; they travel as their int32
@@ -633,6 +641,50 @@ struct FloatOutput {
   }
 };
 
+// --- Range masks (fake quantization's straight-through mask) -----------------------------------
+
+// 1 in a code lane where the quotient q (as the quantize pipeline computed it) falls inside the
+// output type's range before any clamp, else 0; NaN is outside (every comparison with it fails).
+// Integer types: lowest <= round_half_even(q) + zp <= max, compared as round(q) against
+// [lowest - zp, max - zp] (integers, exact in float32).
+struct IntegerRangeMask {
+  static constexpr bool kIsInteger = true;
+  static constexpr bool kWide = false;
+  static constexpr bool kSignedCodes = false;
+  static constexpr int kCodeBits = 8;
+  struct Bounds {};
+  static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
+  static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
+    const DF df;
+    const DI di;
+    const VF r = hn::Round(q);  // ties to even, as the quantize rounding
+    const auto inside = hn::And(hn::Ge(r, hn::Sub(hn::Set(df, c.range_lowest), zp)),
+                                hn::Le(r, hn::Sub(hn::Set(df, c.range_max), zp)));
+    return hn::IfThenElseZero(hn::RebindMask(di, inside), hn::Set(di, 1));
+  }
+};
+
+// Float types: q (plus the zero point where the plan adds it) rounds to a finite code, i.e. its
+// magnitude is below the midpoint between the largest finite value and the next binade step.
+struct FloatRangeMask {
+  static constexpr bool kIsInteger = false;
+  static constexpr bool kWide = false;
+  static constexpr bool kSignedCodes = false;
+  static constexpr int kCodeBits = 8;
+  struct Bounds {};
+  static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
+  static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
+    const DF df;
+    const DI di;
+    if (c.apply_zero_point) q = hn::Add(q, zp);
+    const VF magnitude = hn::Abs(q);
+    const VF limit = hn::Set(df, c.range_limit);
+    auto inside = hn::Lt(magnitude, limit);
+    if (c.range_limit_inside) inside = hn::Or(inside, hn::Eq(magnitude, limit));
+    return hn::IfThenElseZero(hn::RebindMask(di, inside), hn::Set(di, 1));
+  }
+};
+
 // --- float64 lanes: 32-bit integers and QuantizeLinear's float64 precision ----------------------
 
 using DD = hn::Repartition<double, DF>;  // half as many lanes as DF
@@ -720,12 +772,11 @@ void StageFloat64Quotients(const Context& c, uint64_t at, size_t k, const Operan
   const DFD df32;
   const DID di;
   const size_t n = hn::Lanes(dd);
-  const Plan& plan = *c.plan;
   const int32_t* x_words = nullptr;
   if constexpr (kX == ElementType::kInt32) {
-    x_words = static_cast<const int32_t*>(plan.x.data) + at;  // int32 x is exact in float64
+    x_words = static_cast<const int32_t*>(c.x_data) + (at - c.x_first);  // int32 x is exact in float64
   } else {
-    LoadAsFloat(*c.x, plan.x.data, at, k, x_values);  // float x is exact in float32
+    LoadAsFloat(*c.x, c.x_data, at - c.x_first, k, x_values);  // float x is exact in float32
   }
   const bool add_zero_point = !kIntegerOutput && c.apply_zero_point;
   HWY_ALIGN int32_t x_tail[64];
@@ -793,7 +844,6 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   using Code = CodeType<Output::kCodeBits>;
   const DF df;
   const size_t N = hn::Lanes(df);
-  const Plan& plan = *c.plan;
   const bool packed = c.y->is_packed() && c.y_layout == SubByteLayout::kPacked;
   // One code per byte: the high bits of each byte are zero (the codes are two's complement and
   // a float4 encoding leaves bits above the code).
@@ -813,11 +863,12 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
     const uint64_t at = run.x_index + offset;
-    const XT* x = static_cast<const XT*>(plan.x.data) + at;
+    const uint64_t y_at = at - c.y_first;
+    const XT* x = static_cast<const XT*>(c.x_data) + (at - c.x_first);
     LoadOperands(c, run, offset, k, &o);
     const VF zp_constant = hn::Set(df, o.zero_point.constant);
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
-    Code* out = through_buffer ? codes : static_cast<Code*>(y) + at;
+    Code* out = through_buffer ? codes : static_cast<Code*>(y) + y_at;
     // The codes of one vector of quotients q, with their zero point and the bounds derived from it.
     auto emit = [&](VF q, VF zp, const typename Output::Bounds& bounds, Code* destination) HWY_ATTR {
       const VI code = Output::Codes(c, q, zp, bounds);
@@ -901,15 +952,15 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
     }
     if constexpr (Output::kWide) {
       Output::FinishWide(o.wide_zero_point, c.zero_point != nullptr && c.apply_zero_point, k, codes);
-      if (!c.stream_output) std::memcpy(static_cast<Code*>(y) + at, codes, k * sizeof(Code));
+      if (!c.stream_output) std::memcpy(static_cast<Code*>(y) + y_at, codes, k * sizeof(Code));
     }
     if constexpr (sizeof(Code) == 1) {
       if (packed) {
-        Pack(*c.y, codes, k, y, at);
+        Pack(*c.y, codes, k, y, y_at);
         continue;
       }
     }
-    if (c.stream_output) StreamOut(codes, k * sizeof(Code), static_cast<Code*>(y) + at);
+    if (c.stream_output) StreamOut(codes, k * sizeof(Code), static_cast<Code*>(y) + y_at);
   }
 }
 
@@ -999,7 +1050,6 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   const DF df;
   const hn::Rebind<uint16_t, DI> d16;
   const size_t N = hn::Lanes(df);
-  const Plan& plan = *c.plan;
   HWY_ALIGN uint8_t unpacked[kPadded];
   HWY_ALIGN float difference[kPadded];  // wide x: x - zp
   HWY_ALIGN XT x_tail[64];
@@ -1012,25 +1062,26 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
     const uint64_t at = run.x_index + offset;
+    const uint64_t x_at = at - c.x_first;
     LoadOperands(c, run, offset, k, &o);
     const XT* x;
     if constexpr (Input::kPacked) {
       if (c.x_layout == SubByteLayout::kOneCodePerByte) {
-        x = static_cast<const XT*>(plan.x.data) + at;  // the codes' own bytes (Load masks them)
+        x = static_cast<const XT*>(c.x_data) + x_at;  // the codes' own bytes (Load masks them)
       } else {
-        Unpack(*c.x, plan.x.data, at, k, unpacked);
+        Unpack(*c.x, c.x_data, x_at, k, unpacked);
         x = unpacked;
       }
     } else if constexpr (Input::kWide) {
-      Input::StageWideDifference(static_cast<const int32_t*>(plan.x.data) + at, o.wide_zero_point,
+      Input::StageWideDifference(static_cast<const int32_t*>(c.x_data) + x_at, o.wide_zero_point,
                                  c.zero_point != nullptr && c.apply_zero_point, k, difference);
       x = difference;
     } else {
-      x = static_cast<const XT*>(plan.x.data) + at;
+      x = static_cast<const XT*>(c.x_data) + x_at;
     }
     const VF scale_constant = hn::Set(df, o.scale.constant);
     const VF zp_constant = hn::Set(df, o.zero_point.constant);
-    YT* out = c.stream_output ? staged : static_cast<YT*>(y) + at;
+    YT* out = c.stream_output ? staged : static_cast<YT*>(y) + (at - c.y_first);
     auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
       VF v = Input::Load(xp);
       if (subtract) v = hn::Sub(v, zp);
@@ -1083,7 +1134,7 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
         std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
       }
     }
-    if (c.stream_output) StreamOut(staged, k * sizeof(YT), static_cast<YT*>(y) + at);
+    if (c.stream_output) StreamOut(staged, k * sizeof(YT), static_cast<YT*>(y) + (at - c.y_first));
   }
 }
 
@@ -1162,6 +1213,17 @@ RunFunction SelectDequantize(ElementType x, ElementType out) {
   }
 }
 
+RunFunction SelectRangeMask(const Plan& plan) {
+  if (plan.operation != Operation::kQuantize || SelectQuantize(plan.x.type, plan.scale.type, plan.output_type,
+                                                                 plan.precision) == nullptr) {
+    return nullptr;
+  }
+  const ElementTypeInfo& out = info(plan.output_type);
+  if (out.is_integer() && out.bits == 32) return nullptr;  // Quark's int32 / uint32: no mask
+  return out.is_integer() ? SelectQuantizeInput<IntegerRangeMask>(plan.x.type)
+                          : SelectQuantizeInput<FloatRangeMask>(plan.x.type);
+}
+
 RunFunction Select(const Plan& plan) {
   const bool float_output = plan.output_type == ElementType::kFloat32 || plan.output_type == ElementType::kFloat16 ||
                             plan.output_type == ElementType::kBfloat16;
@@ -1173,23 +1235,47 @@ RunFunction Select(const Plan& plan) {
 
 // Whether a kernel runs this plan (the same answer on every target).
 bool HasKernel(const Plan& plan) { return Select(plan) != nullptr; }
+bool HasRangeMask(const Plan& plan) { return SelectRangeMask(plan) != nullptr; }
+
+// The range mask's limits for a quantized type (Context::range_*).
+void SetRangeLimits(const ElementTypeInfo& type, Context* c) {
+  c->range_lowest = static_cast<float>(type.lowest);
+  c->range_max = static_cast<float>(type.max);
+  if (type.is_float()) {
+    // max = significand * 2^exponent with significand in [0.5, 1): its last place is
+    // 2^(exponent - 1 - mantissa bits); half of it above max is the rounding midpoint (exact in
+    // float32 for every quantized float type).
+    int exponent = 0;
+    std::frexp(type.max, &exponent);
+    const double last_place = std::ldexp(1.0, exponent - 1 - type.mantissa_bits);
+    c->range_limit = static_cast<float>(type.max + last_place / 2);
+    c->range_limit_inside = std::fmod(type.max / last_place, 2.0) == 0.0;  // even largest code
+  }
+}
 
 void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end,
-                  const MutableTensorView& y_view) {
+                  const MutableTensorView& y_view, const RangeBuffers& buffers) {
   void* y = y_view.data;
   Context c;
   c.plan = &plan;
   c.x = &info(plan.x.type);
   c.scale = &info(plan.scale.type);
   c.zero_point = plan.has_zero_point ? &info(plan.zero_point.type) : nullptr;
-  c.y = &info(plan.output_type);
+  // A mask is one uint8 per element whatever the quantized type.
+  const ElementType y_type = buffers.range_mask ? ElementType::kUint8 : plan.output_type;
+  c.y = &info(y_type);
   c.precision = plan.precision;
   c.saturate = plan.saturate;
   c.apply_zero_point = plan.apply_zero_point;
   c.x_layout = plan.x.layout;
   c.y_layout = y_view.layout;
-  c.stream_output = storage_bytes(plan.output_type, plan.element_count, y_view.layout) >= kStreamingOutputBytes;
-  const RunFunction run_function = Select(plan);
+  c.stream_output = buffers.allow_streaming &&
+                    storage_bytes(y_type, plan.element_count, y_view.layout) >= kStreamingOutputBytes;
+  c.x_data = buffers.x_data != nullptr ? buffers.x_data : plan.x.data;
+  c.x_first = buffers.x_first;
+  c.y_first = buffers.y_first;
+  if (buffers.range_mask) SetRangeLimits(info(plan.output_type), &c);
+  const RunFunction run_function = buffers.range_mask ? SelectRangeMask(plan) : Select(plan);
   exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); });
 #if HWY_ARCH_X86
   // Streaming stores are weakly ordered: complete them before the task reports itself done.
@@ -1207,12 +1293,14 @@ namespace qdq::kernels {
 HWY_EXPORT(ExecuteRange);
 
 HWY_EXPORT(HasKernel);
+HWY_EXPORT(HasRangeMask);
 
 bool covers(const Plan& plan) { return HWY_DYNAMIC_DISPATCH(HasKernel)(plan); }
+bool covers_range_mask(const Plan& plan) { return HWY_DYNAMIC_DISPATCH(HasRangeMask)(plan); }
 
 void execute_range(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end,
-                   const MutableTensorView& y) {
-  HWY_DYNAMIC_DISPATCH(ExecuteRange)(plan, canonical, begin, end, y);
+                   const MutableTensorView& y, const RangeBuffers& buffers) {
+  HWY_DYNAMIC_DISPATCH(ExecuteRange)(plan, canonical, begin, end, y, buffers);
 }
 
 std::vector<int64_t> supported_targets() { return hwy::SupportedAndGeneratedTargets(); }
