@@ -1,7 +1,9 @@
-// Execution of the fused fake-quant: each task walks its range in chunks small enough for the
-// caches; a chunk goes through the quantize kernel into a per-task code buffer and at once through
-// the dequantize kernel into y (and, when asked, through the range-mask kernel into the mask).
-// x is read from memory once and y written once; the codes stay in L1/L2.
+// Execution of the fused fake-quant. Most plans run one kernel that computes the codes and their
+// dequantized values in the same lanes (kernels::covers_fake_quant). The others walk each task's
+// range in chunks small enough for the caches: a chunk goes through the quantize kernel into a
+// per-task code buffer and at once through the dequantize kernel into y. Either way x is read
+// from memory once and y written once. The straight-through mask is a third kernel run over each
+// chunk while its x is still cached.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -25,12 +27,31 @@ struct Job {
   MutableTensorView y;
   const MutableTensorView* mask;
   size_t code_bytes;  // per element in the buffer (sub-byte codes: one per byte)
+  bool in_lanes;      // one kernel computes y from x (kernels::covers_fake_quant)
 };
+
+// Elements [first, last) of the straight-through mask (x is still in the cache from y's pass).
+void run_mask(const Job& job, uint64_t first, uint64_t last) {
+  kernels::RangeBuffers mask;
+  mask.range_mask = true;
+  kernels::execute_range(job.plan->quantize, job.quantize_layout, first, last, *job.mask, mask);
+}
 
 void run_range(void* context, uint64_t begin, uint64_t end) {
   const Job& job = *static_cast<const Job*>(context);
   const Plan& quantize = job.plan->quantize;
   const Plan& dequantize = job.plan->dequantize;
+  if (job.in_lanes) {  // the codes never leave the registers
+    kernels::RangeBuffers fused;
+    fused.fused_dequantize = &dequantize;
+    const uint64_t chunk = job.mask != nullptr ? kChunk : end - begin;
+    for (uint64_t first = begin; first < end; first += chunk) {
+      const uint64_t last = std::min(end, first + chunk);
+      kernels::execute_range(quantize, job.quantize_layout, first, last, job.y, fused);
+      if (job.mask != nullptr) run_mask(job, first, last);
+    }
+    return;
+  }
   const std::unique_ptr<unsigned char[]> buffer(new unsigned char[kChunk * job.code_bytes]);
   const MutableTensorView codes{quantize.output_type, quantize.shape, buffer.get(), SubByteLayout::kOneCodePerByte};
   for (uint64_t first = begin; first < end; first += kChunk) {
@@ -43,11 +64,7 @@ void run_range(void* context, uint64_t begin, uint64_t end) {
     from_codes.x_data = buffer.get();
     from_codes.x_first = first;
     kernels::execute_range(dequantize, job.dequantize_layout, first, last, job.y, from_codes);
-    if (job.mask != nullptr) {
-      kernels::RangeBuffers mask;
-      mask.range_mask = true;
-      kernels::execute_range(quantize, job.quantize_layout, first, last, *job.mask, mask);
-    }
+    if (job.mask != nullptr) run_mask(job, first, last);
   }
 }
 
@@ -96,7 +113,8 @@ Status execute(const QuantizeDequantizePlan& plan, const MutableTensorView& y, c
           exec::canonical_layout(plan.dequantize.layout),
           y,
           mask,
-          static_cast<size_t>(info(plan.quantize.output_type).bytes_per_element())};
+          static_cast<size_t>(info(plan.quantize.output_type).bytes_per_element()),
+          kernels::covers_fake_quant(plan.quantize)};
   exec::run_ranges(plan.element_count, options.parallel_for, &run_range, &job);
   return {};
 }

@@ -619,6 +619,7 @@ struct FloatOutput {
   static constexpr bool kWide = false;
   static constexpr bool kSignedCodes = false;
   static constexpr int kCodeBits = F.sign_shift() + 1;
+  static constexpr const Format& kFormat = F;
   struct Bounds {};
   static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
   static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
@@ -1043,12 +1044,37 @@ struct WideIntegerInput {
   }
 };
 
+// DequantizeLinear's product (x - zp) * s; NaN x NaN: the scale's NaN, as numpy (and so the
+// reference) computes it, quieted as any arithmetic on it would.
+HWY_INLINE VF DequantizedProduct(VF v, VF s) {
+  const DF df;
+  const VF quiet_scale = hn::Or(s, hn::BitCast(df, hn::Set(DI(), 0x0040'0000)));
+  return hn::IfThenElse(hn::IsNaN(s), quiet_scale, hn::Mul(v, s));
+}
+
+// One vector of float32 results rounded once to the output type and stored.
+template <ElementType kOut, typename YT>
+HWY_INLINE void StoreAsOutput(VF product, YT* destination) {
+  if constexpr (kOut == ElementType::kFloat32) {
+    hn::StoreU(product, DF(), destination);
+  } else if constexpr (kOut == ElementType::kFloat16) {
+#ifdef QDQ_F16C
+    StoreHalf(ToHalf(product), destination);
+#else
+    const hn::Rebind<uint16_t, DI> d16;
+    hn::StoreU(hn::DemoteTo(d16, Encode<kFloat16Format>(product, false)), d16, destination);
+#endif
+  } else {
+    const hn::Rebind<uint16_t, DI> d16;
+    hn::StoreU(hn::DemoteTo(d16, Bfloat16Bits(product)), d16, destination);
+  }
+}
+
 template <class Input, ElementType kOut>
 void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   using XT = typename Input::T;
   using YT = std::conditional_t<kOut == ElementType::kFloat32, float, uint16_t>;
   const DF df;
-  const hn::Rebind<uint16_t, DI> d16;
   const size_t N = hn::Lanes(df);
   HWY_ALIGN uint8_t unpacked[kPadded];
   HWY_ALIGN float difference[kPadded];  // wide x: x - zp
@@ -1085,21 +1111,7 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
       VF v = Input::Load(xp);
       if (subtract) v = hn::Sub(v, zp);
-      // NaN x NaN: the scale's NaN, as numpy (and so the reference) computes it, quieted as any
-      // arithmetic on it would.
-      const VF quiet_scale = hn::Or(s, hn::BitCast(df, hn::Set(DI(), 0x0040'0000)));
-      const VF product = hn::IfThenElse(hn::IsNaN(s), quiet_scale, hn::Mul(v, s));
-      if constexpr (kOut == ElementType::kFloat32) {
-        hn::StoreU(product, df, destination);
-      } else if constexpr (kOut == ElementType::kFloat16) {
-#ifdef QDQ_F16C
-        StoreHalf(ToHalf(product), destination);
-#else
-        hn::StoreU(hn::DemoteTo(d16, Encode<kFloat16Format>(product, false)), d16, destination);
-#endif
-      } else {
-        hn::StoreU(hn::DemoteTo(d16, Bfloat16Bits(product)), d16, destination);
-      }
+      StoreAsOutput<kOut>(DequantizedProduct(v, s), destination);
     };
     auto body = [&](const XT* xp, const float* sp, const float* zpp, YT* destination) HWY_ATTR {
       compute(xp, sp ? hn::LoadU(df, sp) : scale_constant, zpp ? hn::LoadU(df, zpp) : zp_constant, destination);
@@ -1135,6 +1147,128 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
       }
     }
     if (c.stream_output) StreamOut(staged, k * sizeof(YT), static_cast<YT*>(y) + (at - c.y_first));
+  }
+}
+
+// --- Fake quantization: DequantizeLinear(QuantizeLinear(x)) without the codes leaving lanes ------
+
+// The value DequantizeLinear reads back from QuantizeLinear's codes: integer codes (IntegerOutput
+// leaves round(q) + zp itself in the lane) minus the zero point, exactly as the dequantize kernel
+// computes it in float32; float codes decoded (no zero point: required 0 for float x).
+template <class Output>
+HWY_INLINE VF CodesAsValues(const Context& c, VI code, VF zp) {
+  if constexpr (Output::kIsInteger) {
+    const VF v = hn::ConvertTo(DF(), code);
+    return c.apply_zero_point ? hn::Sub(v, zp) : v;
+  } else {
+    return Decode<Output::kFormat>(code);
+  }
+}
+
+// A block of float32 results (lanes up to a whole vector past k) to y as its output type, with
+// streaming stores when the output is streamed.
+void StoreBlock(const Context& c, const float* values, size_t k, void* y, uint64_t y_at) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  if (c.y->type == ElementType::kFloat32) {
+    StreamOut(values, k * sizeof(float), static_cast<float*>(y) + y_at);
+    return;
+  }
+  HWY_ALIGN uint16_t halves[kPadded];
+  for (size_t i = 0; i < k; i += N) {
+    if (c.y->type == ElementType::kFloat16) {
+      StoreAsOutput<ElementType::kFloat16>(hn::LoadU(df, values + i), halves + i);
+    } else {
+      StoreAsOutput<ElementType::kBfloat16>(hn::LoadU(df, values + i), halves + i);
+    }
+  }
+  if (c.stream_output) {
+    StreamOut(halves, k * sizeof(uint16_t), static_cast<uint16_t*>(y) + y_at);
+  } else {
+    std::memcpy(static_cast<uint16_t*>(y) + y_at, halves, k * sizeof(uint16_t));
+  }
+}
+
+// QuantizeRun's arithmetic (the quotient in the division precision, Output::Codes) followed in
+// the same lanes by DequantizeRun's (the codes' values times the scale as DequantizeLinear reads
+// it, unrounded). y is float32, float16 or bfloat16 (c.y).
+template <class Output, ElementType kX>
+void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
+  using XT = typename XInput<kX>::T;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const Precision precision = c.precision;
+  // float32 y not streamed is written in place; otherwise the block is staged here first.
+  const bool in_place = c.y->type == ElementType::kFloat32 && !c.stream_output;
+  HWY_ALIGN float staged[kPadded];
+  HWY_ALIGN XT x_tail[64];
+  HWY_ALIGN float scale_tail[64];
+  HWY_ALIGN float zp_tail[64];
+  HWY_ALIGN float out_tail[64];
+  Operands o;
+  for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
+    const uint64_t at = run.x_index + offset;
+    const uint64_t y_at = at - c.y_first;
+    const XT* x = static_cast<const XT*>(c.x_data) + (at - c.x_first);
+    LoadOperands(c, run, offset, k, &o);
+    const VF zp_constant = hn::Set(df, o.zero_point.constant);
+    const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
+    const VF scale_constant = hn::Set(df, o.scale.constant);
+    float* out = in_place ? static_cast<float*>(y) + y_at : staged;
+    auto compute = [&](const XT* xp, VF s, VF zp, const typename Output::Bounds& bounds, float* destination) HWY_ATTR {
+      VF xv = XInput<kX>::Load(xp);
+      VF divisor = s;
+      if (precision != Precision::kFloat32) {
+        xv = RoundToPrecision(precision, xv);
+        divisor = RoundToPrecision(precision, s);
+      }
+      VF q = hn::Div(xv, divisor);
+      if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
+      const VF value = CodesAsValues<Output>(c, Output::Codes(c, q, zp, bounds), zp);
+      hn::StoreU(DequantizedProduct(value, s), df, destination);
+    };
+    size_t i = 0;
+    if (o.per_block) {
+      const bool has_zp = c.zero_point != nullptr;
+      uint64_t b = 0;
+      uint64_t position = (run.block_phase + offset) % run.block;
+      for (; i < k; i += N) {
+        const VF s = hn::Set(df, o.scale.block[b]);
+        const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+        const typename Output::Bounds bounds = has_zp ? Output::MakeBounds(zp) : bounds_constant;
+        if (i + N <= k) {
+          compute(x + i, s, zp, bounds, out + i);
+        } else {
+          compute(StageTail(x, i, k, x_tail), s, zp, bounds, out_tail);
+          std::memcpy(out + i, out_tail, (k - i) * sizeof(float));
+        }
+        position += N;
+        if (position == run.block) {
+          position = 0;
+          ++b;
+        }
+      }
+    } else {
+      const float* sp = o.scale.values;
+      const float* zpp = o.zero_point.values;
+      auto body = [&](const XT* xp, const float* spp, const float* zp_values, float* destination) HWY_ATTR {
+        const VF s = spp ? hn::LoadU(df, spp) : scale_constant;
+        if (zp_values) {
+          const VF zp = hn::LoadU(df, zp_values);
+          compute(xp, s, zp, Output::MakeBounds(zp), destination);
+        } else {
+          compute(xp, s, zp_constant, bounds_constant, destination);
+        }
+      };
+      for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zpp ? zpp + i : nullptr, out + i);
+      if (i < k) {
+        body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
+             zpp ? StageTail(zpp, i, k, zp_tail) : nullptr, out_tail);
+        std::memcpy(out + i, out_tail, (k - i) * sizeof(float));
+      }
+    }
+    if (!in_place) StoreBlock(c, staged, k, y, y_at);
   }
 }
 
@@ -1213,6 +1347,41 @@ RunFunction SelectDequantize(ElementType x, ElementType out) {
   }
 }
 
+template <class Output>
+RunFunction SelectFakeQuantInput(ElementType x) {
+  switch (x) {
+    case ElementType::kFloat32: return &FakeQuantRun<Output, ElementType::kFloat32>;
+    case ElementType::kFloat16: return &FakeQuantRun<Output, ElementType::kFloat16>;
+    case ElementType::kBfloat16: return &FakeQuantRun<Output, ElementType::kBfloat16>;
+    default: return nullptr;  // int32 x: through a code buffer
+  }
+}
+
+// The in-lane fake-quant of a quantize plan: float x divided in a float precision, to the 8-, 16-,
+// 4- and 2-bit integers, float8 and float4 (Quark's 32-bit and float16 / bfloat16 codes, an int32
+// scale's float64 division and int32 x go through a code buffer instead).
+RunFunction SelectFakeQuant(const Plan& quantize) {
+  if (quantize.operation != Operation::kQuantize || quantize.precision == Precision::kFloat64) return nullptr;
+  if (quantize.has_zero_point && IsWide(info(quantize.zero_point.type))) return nullptr;
+  const ElementType x = quantize.x.type;
+  switch (quantize.output_type) {
+    case ElementType::kUint8: return SelectFakeQuantInput<IntegerOutput<8, false>>(x);
+    case ElementType::kInt8: return SelectFakeQuantInput<IntegerOutput<8, true>>(x);
+    case ElementType::kUint16: return SelectFakeQuantInput<IntegerOutput<16, false>>(x);
+    case ElementType::kInt16: return SelectFakeQuantInput<IntegerOutput<16, true>>(x);
+    case ElementType::kUint4: return SelectFakeQuantInput<IntegerOutput<4, false>>(x);
+    case ElementType::kInt4: return SelectFakeQuantInput<IntegerOutput<4, true>>(x);
+    case ElementType::kUint2: return SelectFakeQuantInput<IntegerOutput<2, false>>(x);
+    case ElementType::kInt2: return SelectFakeQuantInput<IntegerOutput<2, true>>(x);
+    case ElementType::kFloat8E4M3FN: return SelectFakeQuantInput<FloatOutput<kE4M3FN, false>>(x);
+    case ElementType::kFloat8E4M3FNUZ: return SelectFakeQuantInput<FloatOutput<kE4M3FNUZ, false>>(x);
+    case ElementType::kFloat8E5M2: return SelectFakeQuantInput<FloatOutput<kE5M2, false>>(x);
+    case ElementType::kFloat8E5M2FNUZ: return SelectFakeQuantInput<FloatOutput<kE5M2FNUZ, false>>(x);
+    case ElementType::kFloat4E2M1: return SelectFakeQuantInput<FloatOutput<kE2M1, true>>(x);
+    default: return nullptr;
+  }
+}
+
 RunFunction SelectRangeMask(const Plan& plan) {
   if (plan.operation != Operation::kQuantize || SelectQuantize(plan.x.type, plan.scale.type, plan.output_type,
                                                                  plan.precision) == nullptr) {
@@ -1236,6 +1405,7 @@ RunFunction Select(const Plan& plan) {
 // Whether a kernel runs this plan (the same answer on every target).
 bool HasKernel(const Plan& plan) { return Select(plan) != nullptr; }
 bool HasRangeMask(const Plan& plan) { return SelectRangeMask(plan) != nullptr; }
+bool HasFakeQuant(const Plan& quantize) { return SelectFakeQuant(quantize) != nullptr; }
 
 // The range mask's limits for a quantized type (Context::range_*).
 void SetRangeLimits(const ElementTypeInfo& type, Context* c) {
@@ -1261,8 +1431,11 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
   c.x = &info(plan.x.type);
   c.scale = &info(plan.scale.type);
   c.zero_point = plan.has_zero_point ? &info(plan.zero_point.type) : nullptr;
-  // A mask is one uint8 per element whatever the quantized type.
-  const ElementType y_type = buffers.range_mask ? ElementType::kUint8 : plan.output_type;
+  // A mask is one uint8 per element whatever the quantized type; a fake-quant writes the
+  // dequantize plan's output.
+  const ElementType y_type = buffers.range_mask        ? ElementType::kUint8
+                             : buffers.fused_dequantize ? buffers.fused_dequantize->output_type
+                                                        : plan.output_type;
   c.y = &info(y_type);
   c.precision = plan.precision;
   c.saturate = plan.saturate;
@@ -1275,7 +1448,9 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
   c.x_first = buffers.x_first;
   c.y_first = buffers.y_first;
   if (buffers.range_mask) SetRangeLimits(info(plan.output_type), &c);
-  const RunFunction run_function = buffers.range_mask ? SelectRangeMask(plan) : Select(plan);
+  const RunFunction run_function = buffers.range_mask         ? SelectRangeMask(plan)
+                                   : buffers.fused_dequantize ? SelectFakeQuant(plan)
+                                                              : Select(plan);
   exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); });
 #if HWY_ARCH_X86
   // Streaming stores are weakly ordered: complete them before the task reports itself done.
@@ -1294,9 +1469,11 @@ HWY_EXPORT(ExecuteRange);
 
 HWY_EXPORT(HasKernel);
 HWY_EXPORT(HasRangeMask);
+HWY_EXPORT(HasFakeQuant);
 
 bool covers(const Plan& plan) { return HWY_DYNAMIC_DISPATCH(HasKernel)(plan); }
 bool covers_range_mask(const Plan& plan) { return HWY_DYNAMIC_DISPATCH(HasRangeMask)(plan); }
+bool covers_fake_quant(const Plan& quantize) { return HWY_DYNAMIC_DISPATCH(HasFakeQuant)(quantize); }
 
 void execute_range(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end,
                    const MutableTensorView& y, const RangeBuffers& buffers) {

@@ -29,6 +29,9 @@ struct RangeBuffers {
   // mask, 1 where q = x / scale (as the plan computes it) falls inside the output type's range
   // before any clamp, 0 elsewhere and for NaN (docs/semantics.md, "Fake quantization").
   bool range_mask = false;
+  // Quantize plans only: y is this dequantize plan applied to the plan's codes (y of its output
+  // type), computed in the same lanes; for the pairs covers_fake_quant accepts.
+  const Plan* fused_dequantize = nullptr;
 };
 
 // Elements [begin, end) of the plan into y, over the canonical layout (execute/runs.h). Selects
@@ -40,6 +43,11 @@ void execute_range(const Plan& plan, const Layout& canonical, uint64_t begin, ui
 // Whether execute_range computes the range mask of this quantize plan (every output but Quark's
 // int32 and uint32).
 bool covers_range_mask(const Plan& plan);
+
+// Whether execute_range runs this quantize plan fused with its dequantize in lanes
+// (RangeBuffers::fused_dequantize): float x divided in a float precision to the 8-, 16-, 4- and
+// 2-bit integers, float8 and float4; the other pairs go through a code buffer.
+bool covers_fake_quant(const Plan& quantize);
 
 // Highway targets compiled in and supported by this CPU, best first (bit values of HWY_*), and
 // their names.
