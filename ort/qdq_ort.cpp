@@ -2,7 +2,9 @@
 //   com.amd.quark   v1: ExtendedQuantizeLinear, ExtendedDequantizeLinear (Quark's ops, as documented)
 //   com.vai.quantize v1: VitisQuantizeLinear, VitisDequantizeLinear (Quark's legacy names)
 //   ai.qdq          v1: QuantizeLinear, DequantizeLinear with ONNX version 25 semantics (every type,
-//                       granularity and attribute: float4, int2, e8m0 scales, precision, output_dtype)
+//                       granularity and attribute: float4, int2, e8m0 scales, precision, output_dtype);
+//                       QuantizeDequantizeLinear, the two fused (fake quantization, with an optional
+//                       bool straight-through mask output)
 // Written against ONNX Runtime's C API only (version 17, served by every newer runtime), so no C++
 // exception or RTTI crosses the library boundary: every failure is an OrtStatus with qdq's message.
 // Kernels run on ORT's intra-op thread pool through KernelContext_ParallelFor.
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "qdq/fake_quant.hpp"
 #include "qdq/qdq.hpp"
 
 namespace {
@@ -47,7 +50,7 @@ ONNXTensorElementDataType to_ort(int64_t tensor_proto_code) {
   }
 }
 
-enum class OpKind { kOnnxQuantize, kOnnxDequantize, kQuarkQuantize, kQuarkDequantize };
+enum class OpKind { kOnnxQuantize, kOnnxDequantize, kQuarkQuantize, kQuarkDequantize, kOnnxQuantizeDequantize };
 
 bool is_quantize(OpKind kind) { return kind == OpKind::kOnnxQuantize || kind == OpKind::kQuarkQuantize; }
 
@@ -72,6 +75,7 @@ struct Kernel {
   int64_t saturate = 1;
   int64_t output_dtype = 0;
   int64_t precision = 0;
+  int64_t quantized_dtype = 0;  // QuantizeDequantizeLinear: QuantizeLinear's output_dtype
 };
 
 OrtStatus* error(const std::string& message) { return g_api->CreateStatus(ORT_INVALID_ARGUMENT, message.c_str()); }
@@ -142,6 +146,49 @@ void ort_parallel_for(void* host, void (*task)(void*, uint64_t), void* task_cont
   }
 }
 
+qdq::ExecuteOptions on_ort_threads(ParallelContext* host) {
+  qdq::ExecuteOptions options;
+  options.parallel_for.run = &ort_parallel_for;
+  options.parallel_for.host = host;
+  return options;
+}
+
+// ai.qdq QuantizeDequantizeLinear: y, and the mask when the node asks for output 1 (bool, stored
+// as 0 / 1 bytes, which is qdq's uint8 mask).
+OrtStatus* compute_fake_quant(const Kernel& kernel, OrtKernelContext* context, const Tensor& x, const Tensor& scale,
+                              const qdq::TensorView* zp) {
+  const qdq::QuantizeDequantizeAttributes a{kernel.axis,      kernel.block_size,   kernel.saturate, kernel.quantized_dtype,
+                                            kernel.precision, kernel.output_dtype, 25};
+  const qdq::Result<qdq::QuantizeDequantizePlan> plan = qdq::plan_quantize_dequantize_linear(x.view(), scale.view(), zp, a);
+  if (!plan.ok()) return error(plan.status().message());
+  OrtValue* output = nullptr;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetOutput(context, 0, x.shape.data(), x.shape.size(), &output));
+  Tensor y;
+  QDQ_ORT_RETURN_IF_ERROR(describe(output, &y));
+  if (y.type != plan->output_type) {
+    return error(plan->operator_name + ": ONNX Runtime allocated y of type code " + std::to_string(static_cast<int>(y.type)) +
+                 " but the operator produces " + std::string(qdq::name(plan->output_type)) +
+                 "; check the model's declared output type");
+  }
+  size_t output_count = 0;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetOutputCount(context, &output_count));
+  Tensor mask;
+  if (output_count > 1) {
+    OrtValue* mask_value = nullptr;
+    QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetOutput(context, 1, x.shape.data(), x.shape.size(), &mask_value));
+    if (mask_value != nullptr) {
+      QDQ_ORT_RETURN_IF_ERROR(describe(mask_value, &mask));
+      mask.type = qdq::ElementType::kUint8;  // ORT's bool: one byte, 0 or 1
+    }
+  }
+  const qdq::MutableTensorView mask_view{mask.type, mask.shape, mask.data};
+  ParallelContext host{context};
+  const qdq::Status status = qdq::execute(plan.value(), {y.type, y.shape, y.data},
+                                          mask.data != nullptr ? &mask_view : nullptr, on_ort_threads(&host));
+  if (!status.ok()) return error(status.message());
+  return nullptr;
+}
+
 OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
   size_t input_count = 0;
   QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetInputCount(context, &input_count));
@@ -158,8 +205,12 @@ OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
   const qdq::TensorView zp_view = zero_point.view();
   const qdq::TensorView* zp = has_zero_point ? &zp_view : nullptr;
 
+  if (kernel.kind == OpKind::kOnnxQuantizeDequantize) return compute_fake_quant(kernel, context, x, scale, zp);
+
   qdq::Result<qdq::Plan> plan = qdq::Status::internal("unknown operator");
   switch (kernel.kind) {
+    case OpKind::kOnnxQuantizeDequantize:
+      break;
     case OpKind::kOnnxQuantize: {
       qdq::QuantizeLinearAttributes a;
       a.axis = kernel.axis;
@@ -199,10 +250,7 @@ OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
                  std::string(qdq::name(plan->output_type)) + "; check the model's declared output type");
   }
   ParallelContext host{context};
-  qdq::ExecuteOptions options;
-  options.parallel_for.run = &ort_parallel_for;
-  options.parallel_for.host = &host;
-  const qdq::Status status = qdq::execute(plan.value(), {y.type, y.shape, y.data}, options);
+  const qdq::Status status = qdq::execute(plan.value(), {y.type, y.shape, y.data}, on_ort_threads(&host));
   if (!status.ok()) return error(status.message());
   return nullptr;
 }
@@ -272,6 +320,17 @@ OrtStatus* infer(const OrtCustomOp* op, OrtShapeInferContext* context) {
     case OpKind::kQuarkDequantize:
       output = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
       break;
+    case OpKind::kOnnxQuantizeDequantize: {  // y: output_dtype, else x's type (float32 for int32 x)
+      const int64_t requested = infer_attribute(context, "output_dtype", 0);
+      output = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+      if (requested != 0) {
+        output = to_ort(requested);
+      } else if (input_type(context, 0, &from_input) && (from_input == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ||
+                                                         from_input == ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16)) {
+        output = from_input;
+      }
+      break;
+    }
   }
   OrtTensorTypeAndShapeInfo* x_info = nullptr;  // owned by the context
   QDQ_ORT_RETURN_IF_ERROR(g_api->ShapeInferContext_GetInputTypeShape(context, 0, &x_info));
@@ -288,6 +347,15 @@ OrtStatus* infer(const OrtCustomOp* op, OrtShapeInferContext* context) {
   status = g_api->SetTensorElementType(y_info, output);
   if (status == nullptr) status = g_api->SetDimensions(y_info, dims.data(), dims.size());
   if (status == nullptr) status = g_api->ShapeInferContext_SetOutputTypeShape(context, 0, y_info);
+  if (status == nullptr && kind == OpKind::kOnnxQuantizeDequantize) {
+    // The mask: bool of x's shape. A node without output 1 refuses it, which is not an error.
+    status = g_api->SetTensorElementType(y_info, ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
+    if (status == nullptr) {
+      if (OrtStatus* absent = g_api->ShapeInferContext_SetOutputTypeShape(context, 1, y_info)) {
+        g_api->ReleaseStatus(absent);
+      }
+    }
+  }
   g_api->ReleaseTensorTypeAndShapeInfo(y_info);
   return status;
 }
@@ -325,12 +393,19 @@ QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
   // allowed.
   base.GetInputType = [](const OrtCustomOp* self, size_t index) { return op_of(self).input_types[index]; };
   base.GetInputTypeCount = [](const OrtCustomOp*) -> size_t { return 3; };
-  base.GetOutputType = [](const OrtCustomOp* self, size_t) { return op_of(self).output_type; };
-  base.GetOutputTypeCount = [](const OrtCustomOp*) -> size_t { return 1; };
+  // QuantizeDequantizeLinear has a second, optional output: the bool mask.
+  base.GetOutputType = [](const OrtCustomOp* self, size_t index) {
+    return index == 1 ? ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL : op_of(self).output_type;
+  };
+  base.GetOutputTypeCount = [](const OrtCustomOp* self) -> size_t {
+    return op_of(self).kind == OpKind::kOnnxQuantizeDequantize ? 2 : 1;
+  };
   base.GetInputCharacteristic = [](const OrtCustomOp*, size_t index) {
     return index == 2 ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
   };
-  base.GetOutputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
+  base.GetOutputCharacteristic = [](const OrtCustomOp*, size_t index) {
+    return index == 1 ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
+  };
   base.GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
   base.GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
   base.GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 0; };
@@ -345,14 +420,17 @@ QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
       auto created = std::make_unique<Kernel>();
       created->kind = op_of(self).kind;
       read_attribute(info, "axis", &created->axis);
-      if (created->kind == OpKind::kOnnxQuantize || created->kind == OpKind::kOnnxDequantize) {
+      const bool onnx = created->kind == OpKind::kOnnxQuantize || created->kind == OpKind::kOnnxDequantize ||
+                        created->kind == OpKind::kOnnxQuantizeDequantize;
+      if (onnx) {
         read_attribute(info, "block_size", &created->block_size);
         read_attribute(info, "output_dtype", &created->output_dtype);
       }
-      if (created->kind == OpKind::kOnnxQuantize) {
+      if (created->kind == OpKind::kOnnxQuantize || created->kind == OpKind::kOnnxQuantizeDequantize) {
         read_attribute(info, "saturate", &created->saturate);
         read_attribute(info, "precision", &created->precision);
       }
+      if (created->kind == OpKind::kOnnxQuantizeDequantize) read_attribute(info, "quantized_dtype", &created->quantized_dtype);
       *kernel = created.release();
       return nullptr;
     });
@@ -404,6 +482,13 @@ const std::vector<QdqOp>& ops() {
     for (E scale : dq_scales) {  // int32 x
       for (E out : dq_outputs) {
         all.push_back(make_op(OpKind::kOnnxDequantize, "DequantizeLinear", ort(E::kInt32), ort(scale), ort(E::kInt32), ort(out)));
+      }
+    }
+    // QuantizeDequantizeLinear: any type the front doors accept; variants spell out the types
+    // ORT's any-type list lacks (e8m0 scales, 2-bit zero points).
+    for (ONNXTensorElementDataType scale : {kAny, kOrtFloat8E8M0}) {
+      for (ONNXTensorElementDataType zero_point : {kAny, kOrtUint2, kOrtInt2}) {
+        all.push_back(make_op(OpKind::kOnnxQuantizeDequantize, "QuantizeDequantizeLinear", kAny, scale, zero_point, kAny));
       }
     }
     return all;

@@ -1,4 +1,4 @@
-from typing import Any, Optional, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
@@ -50,3 +50,29 @@ def elementwise_quantize_linear(
 def elementwise_dequantize_linear(
     x: Any, scale: Any, zero_point: Any = None, *, output_dtype: DTypeLike = 0, out: Optional[np.ndarray] = None
 ) -> np.ndarray: ...
+def quantize_dequantize(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    axis: int = 1,
+    block_size: int = 0,
+    saturate: int = 1,
+    quantized_dtype: DTypeLike = 0,
+    precision: DTypeLike = 0,
+    output_dtype: DTypeLike = 0,
+    opset: int = 25,
+    out: Optional[np.ndarray] = None,
+    return_mask: bool = False,
+    mask_out: Optional[np.ndarray] = None,
+) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]: ...
+def extended_quantize_dequantize(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    axis: int = 1,
+    out: Optional[np.ndarray] = None,
+    return_mask: bool = False,
+    mask_out: Optional[np.ndarray] = None,
+) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]: ...
