@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "qdq/qdq.h"
 #include "qdq/fake_quant.hpp"
 #include "qdq/qdq.hpp"
 #include "types/codec.h"
@@ -421,6 +422,58 @@ TEST_F(FakeQuant, RulesAreTheTwoOperatorsAndTheMasks) {
   ASSERT_FALSE(no_mask.ok());
   EXPECT_NE(no_mask.message().find("no straight-through mask for int32"), std::string::npos) << no_mask.message();
   EXPECT_TRUE(execute(quark.value(), yv).ok());
+}
+
+// The C ABI: the same bytes as the C++ API, the mask, and messages for what C callers get wrong.
+TEST(FakeQuantCAbi, MatchesTheCppApiAndReportsErrors) {
+  std::mt19937 g(17);
+  const Granularity& gran = kSmall[5];  // blocked last, partial block
+  const Tensors t = make_tensors(E::kFloat32, E::kFloat32, E::kInt4, gran, g);
+  QuantizeDequantizeAttributes a;
+  a.axis = gran.axis;
+  a.block_size = gran.block_size;
+  const Result<QuantizeDequantizePlan> plan = plan_quantize_dequantize_linear(t.xv, t.sv, &t.zv, a);
+  ASSERT_TRUE(plan.ok());
+  const uint64_t n = plan->element_count;
+  std::vector<float> want(n), got(n);
+  std::vector<uint8_t> want_mask(n), got_mask(n);
+  const MutableTensorView want_mask_view{E::kUint8, plan->shape, want_mask.data()};
+  ASSERT_TRUE(execute(plan.value(), {E::kFloat32, plan->shape, want.data()}, &want_mask_view).ok());
+
+  const int64_t* shape = gran.x_shape.data();
+  const int64_t* scale_shape = gran.scale_shape.data();
+  const qdq_tensor x{1, 2, shape, t.x.data()};
+  const qdq_tensor scale{1, 2, scale_shape, t.scale.data()};
+  const qdq_tensor zero_point{static_cast<int32_t>(E::kInt4), 2, scale_shape, t.zero_point.data()};
+  qdq_quantize_dequantize_attributes attributes;
+  qdq_quantize_dequantize_attributes_init(&attributes);
+  attributes.axis = gran.axis;
+  attributes.block_size = gran.block_size;
+  int32_t y_type = 0;
+  ASSERT_EQ(qdq_quantize_dequantize_linear_output_type(&x, &scale, &zero_point, &attributes, &y_type), QDQ_OK);
+  EXPECT_EQ(y_type, 1);
+  const qdq_mutable_tensor y{1, 2, shape, got.data()};
+  const qdq_mutable_tensor mask{2, 2, shape, got_mask.data()};
+  ASSERT_EQ(qdq_quantize_dequantize_linear(&x, &scale, &zero_point, &attributes, &y, &mask), QDQ_OK) << qdq_last_error();
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), n * sizeof(float)), 0);
+  EXPECT_EQ(got_mask, want_mask);
+
+  const qdq_mutable_tensor short_mask{2, 1, shape, got_mask.data()};
+  ASSERT_EQ(qdq_quantize_dequantize_linear(&x, &scale, &zero_point, &attributes, &y, &short_mask), QDQ_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(qdq_last_error()).find("output buffer 'mask' has rank 1"), std::string::npos) << qdq_last_error();
+  ASSERT_EQ(qdq_quantize_dequantize_linear(&x, &scale, &zero_point, &attributes, nullptr, nullptr), QDQ_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(qdq_last_error()).find("argument 'y' is NULL"), std::string::npos) << qdq_last_error();
+  const qdq_mutable_tensor float_mask{1, 2, shape, got.data()};
+  ASSERT_EQ(qdq_quantize_dequantize_linear(&x, &scale, &zero_point, &attributes, &y, &float_mask), QDQ_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(qdq_last_error()).find("mask has type float32"), std::string::npos) << qdq_last_error();
+
+  // Quark's pair: int8 codes, per-tensor.
+  const float one = 1.0f;
+  const int8_t zp8 = 3;
+  const qdq_tensor scalar_scale{1, 0, nullptr, &one};
+  const qdq_tensor zp8_tensor{3, 0, nullptr, &zp8};
+  ASSERT_EQ(qdq_extended_quantize_dequantize_linear(&x, &scalar_scale, &zp8_tensor, 1, &y, &mask), QDQ_OK) << qdq_last_error();
+  EXPECT_TRUE(std::count(got_mask.begin(), got_mask.end(), uint8_t{0}) > 0);
 }
 
 }  // namespace
