@@ -598,16 +598,25 @@ struct IntegerOutput {
     return {hn::Sub(hn::Set(df, kLowest), zp), hn::Sub(hn::Set(df, kMax), zp),
             hn::Sub(hn::Set(di, 0x4B40'0000), hn::ConvertTo(di, zp))};
   }
+  static HWY_INLINE VF Clamped(VF q, const Bounds& b) {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+    // maxps returns its second operand when either is NaN: NaN becomes lo here.
+    return hn::Min(hn::Max(q, b.lo), b.hi);
+#else
+    return hn::IfThenElse(hn::IsNaN(q), b.lo, hn::Min(hn::Max(q, b.lo), b.hi));
+#endif
+  }
   static HWY_INLINE VI Codes(const Context&, VF q, VF, const Bounds& b) {
     const DF df;
     const DI di;
-#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-    // maxps returns its second operand when either is NaN: NaN becomes lo here.
-    const VF r = hn::Min(hn::Max(q, b.lo), b.hi);
-#else
-    const VF r = hn::IfThenElse(hn::IsNaN(q), b.lo, hn::Min(hn::Max(q, b.lo), b.hi));
-#endif
-    return hn::Sub(hn::BitCast(di, hn::Add(r, hn::Set(df, kMagic))), b.bias);
+    return hn::Sub(hn::BitCast(di, hn::Add(Clamped(q, b), hn::Set(df, kMagic))), b.bias);
+  }
+  // The code minus its zero point as a float32 value, which is what DequantizeLinear reads back
+  // from it (f32(code - zp), exact for these integers): round_half_even of the clamped quotient,
+  // by the same 1.5 * 2^23 addition, subtracted again. A zero comes out +0, as code - zp does.
+  static HWY_INLINE VF ValueMinusZeroPoint(VF q, const Bounds& b) {
+    const VF magic = hn::Set(DF(), kMagic);
+    return hn::Sub(hn::Add(Clamped(q, b), magic), magic);
   }
 };
 
@@ -1152,16 +1161,15 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
 
 // --- Fake quantization: DequantizeLinear(QuantizeLinear(x)) without the codes leaving lanes ------
 
-// The value DequantizeLinear reads back from QuantizeLinear's codes: integer codes (IntegerOutput
-// leaves round(q) + zp itself in the lane) minus the zero point, exactly as the dequantize kernel
-// computes it in float32; float codes decoded (no zero point: required 0 for float x).
+// The value DequantizeLinear reads back from QuantizeLinear's code of q: an integer code minus its
+// zero point (without forming the code), a float code decoded (no zero point: required 0 for a
+// float x).
 template <class Output>
-HWY_INLINE VF CodesAsValues(const Context& c, VI code, VF zp) {
+HWY_INLINE VF DequantizedCode(const Context& c, VF q, VF zp, const typename Output::Bounds& bounds) {
   if constexpr (Output::kIsInteger) {
-    const VF v = hn::ConvertTo(DF(), code);
-    return c.apply_zero_point ? hn::Sub(v, zp) : v;
+    return Output::ValueMinusZeroPoint(q, bounds);
   } else {
-    return Decode<Output::kFormat>(code);
+    return Decode<Output::kFormat>(Output::Codes(c, q, zp, bounds));
   }
 }
 
@@ -1225,7 +1233,7 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
       }
       VF q = hn::Div(xv, divisor);
       if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
-      const VF value = CodesAsValues<Output>(c, Output::Codes(c, q, zp, bounds), zp);
+      const VF value = DequantizedCode<Output>(c, q, zp, bounds);
       hn::StoreU(DequantizedProduct(value, s), df, destination);
     };
     size_t i = 0;
