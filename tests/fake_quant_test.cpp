@@ -424,6 +424,41 @@ TEST_F(FakeQuant, RulesAreTheTwoOperatorsAndTheMasks) {
   EXPECT_TRUE(execute(quark.value(), yv).ok());
 }
 
+// Float codes near every rounding boundary: x runs over every float16 bit pattern (all the
+// float8 / float4 midpoints, ties, subnormals, overflow points, infinities and NaNs), divided by
+// scales that shift it across each format's range, with and without saturation.
+TEST_F(FakeQuant, FloatCodesOverEveryFloat16Value) {
+  const Granularity per_tensor{"per-tensor", {65536}, {}, 0, 0};
+  std::vector<uint8_t> x(65536 * 4);
+  for (uint32_t code = 0; code < 65536; ++code) {
+    codec::store_code(x.data(), info(E::kFloat32), code, code_of(E::kFloat32, codec::decode(info(E::kFloat16), code)));
+  }
+  for (E code_type : {E::kFloat8E4M3FN, E::kFloat8E4M3FNUZ, E::kFloat8E5M2, E::kFloat8E5M2FNUZ, E::kFloat4E2M1}) {
+    for (float scale : {1.0f, 0.0078125f, 256.0f, -0.375f}) {
+      for (int64_t saturate : {1, 0}) {
+        Tensors t;
+        t.x = x;
+        t.scale.assign(4, 0);
+        std::memcpy(t.scale.data(), &scale, 4);
+        t.xv = {E::kFloat32, per_tensor.x_shape, t.x.data()};
+        t.sv = {E::kFloat32, per_tensor.scale_shape, t.scale.data()};
+        QuantizeDequantizeAttributes a;
+        a.axis = 0;
+        a.saturate = saturate;
+        a.quantized_dtype = static_cast<int64_t>(code_type);
+        const Result<QuantizeDequantizePlan> plan = plan_quantize_dequantize_linear(t.xv, t.sv, nullptr, a);
+        ASSERT_TRUE(plan.ok()) << plan.status().message();
+        DequantizeLinearAttributes d;
+        d.axis = 0;
+        d.output_dtype = 1;
+        check(t, per_tensor, plan.value(), d, false,
+              std::string(name(code_type)) + " scale " + std::to_string(scale) + " saturate " + std::to_string(saturate));
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 // The C ABI: the same bytes as the C++ API, the mask, and messages for what C callers get wrong.
 TEST(FakeQuantCAbi, MatchesTheCppApiAndReportsErrors) {
   std::mt19937 g(17);

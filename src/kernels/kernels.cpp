@@ -629,6 +629,7 @@ struct FloatOutput {
   static constexpr bool kSignedCodes = false;
   static constexpr int kCodeBits = F.sign_shift() + 1;
   static constexpr const Format& kFormat = F;
+  static constexpr bool kAddsZero = kAddsZeroPoint;
   struct Bounds {};
   static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
   static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
@@ -1161,15 +1162,68 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
 
 // --- Fake quantization: DequantizeLinear(QuantizeLinear(x)) without the codes leaving lanes ------
 
-// The value DequantizeLinear reads back from QuantizeLinear's code of q: an integer code minus its
-// zero point (without forming the code), a float code decoded (no zero point: required 0 for a
-// float x).
+// Decode<F>(Encode<F>(v, saturate)) computed on the value, without forming the code: the same
+// round-to-nearest-even (normal magnitudes on the bit pattern, the carry moving into the
+// exponent; subnormals by adding and subtracting 1.5 * 2^k, k the subnormal spacing's exponent
+// plus 23), and Encode's spellings as Decode reads them back: past the rounding midpoint above the
+// largest value (unless clamped first) infinity or the quiet NaN, NaN as the quiet NaN with x's sign,
+// FNUZ's one NaN code (0x80) as the negative quiet NaN, no -0 where the format has none, and
+// float4's NaN as +6.
+template <const Format& F>
+HWY_INLINE VF RoundThroughFormat(VF v, bool saturate) {
+  const DF df;
+  const DU du;
+  constexpr int m = F.mantissa_bits;
+  constexpr int shift = 23 - m;
+  constexpr float kLargest = magnitude_value(F, F.max_code);
+  const bool clamps = saturate || F.nan_style == NanStyle::kNone;
+  VF magnitude = hn::Abs(v);
+  if (clamps) magnitude = hn::Min(magnitude, hn::Set(df, kLargest));  // NaN lanes are replaced below
+  const VU bits = hn::BitCast(du, magnitude);
+  const VU lsb = hn::And(hn::ShiftRight<shift>(bits), hn::Set(du, 1u));
+  const VU normal = hn::AndNot(hn::Set(du, low_mask(shift)), hn::Add(bits, hn::Add(lsb, hn::Set(du, low_mask(shift - 1)))));
+  constexpr float kSubnormalMagic = 1.5f * exp2f_exact(23 + 1 - F.bias - m);
+  const VF subnormal = hn::Sub(hn::Add(magnitude, hn::Set(df, kSubnormalMagic)), hn::Set(df, kSubnormalMagic));
+  VF rounded = hn::IfThenElse(hn::Lt(magnitude, hn::Set(df, exp2f_exact(1 - F.bias))), subnormal, hn::BitCast(df, normal));
+  const VF quiet_nan = hn::BitCast(df, hn::Set(du, 0x7FC0'0000u));
+  auto overflow = hn::Lt(magnitude, hn::Zero(df));  // none yet
+  if (!clamps) {
+    // Midway between the largest value and the next step; a tie rounds to the even neighbour.
+    constexpr float kLimit = (kLargest + magnitude_value(F, F.max_code + 1)) / 2;
+    overflow = (F.max_code & 1) == 0 ? hn::Gt(magnitude, hn::Set(df, kLimit)) : hn::Ge(magnitude, hn::Set(df, kLimit));
+    const VF overflowed = F.has_infinity ? hn::BitCast(df, hn::Set(du, 0x7F80'0000u)) : quiet_nan;
+    rounded = hn::IfThenElse(overflow, overflowed, rounded);
+  }
+  const auto is_nan = hn::IsNaN(v);
+  if constexpr (F.nan_style != NanStyle::kNone) rounded = hn::IfThenElse(is_nan, quiet_nan, rounded);
+  const VU sign = hn::And(hn::BitCast(du, v), hn::Set(du, 0x8000'0000u));
+  VF value;
+  if constexpr (F.has_negative_zero) {
+    value = hn::Or(rounded, hn::BitCast(df, sign));
+  } else {  // the sign goes only on nonzero magnitudes
+    const auto nonzero = hn::RebindMask(df, hn::Ne(hn::BitCast(du, rounded), hn::Zero(du)));
+    value = hn::Or(rounded, hn::IfThenElseZero(nonzero, hn::BitCast(df, sign)));
+  }
+  if constexpr (F.nan_style == NanStyle::kNegativeZero) {
+    value = hn::IfThenElse(hn::Or(is_nan, overflow), hn::BitCast(df, hn::Set(du, 0xFFC0'0000u)), value);
+  } else if constexpr (F.nan_style == NanStyle::kNone) {
+    value = hn::IfThenElse(is_nan, hn::Set(df, kLargest), value);
+  }
+  return value;
+}
+
+// The value DequantizeLinear reads back from QuantizeLinear's code of q, without forming the code:
+// an integer code minus its zero point; a float code's value (its zero point, required 0 by
+// DequantizeLinear, is added where QuantizeLinear adds it and never subtracted).
 template <class Output>
 HWY_INLINE VF DequantizedCode(const Context& c, VF q, VF zp, const typename Output::Bounds& bounds) {
   if constexpr (Output::kIsInteger) {
     return Output::ValueMinusZeroPoint(q, bounds);
   } else {
-    return Decode<Output::kFormat>(Output::Codes(c, q, zp, bounds));
+    if constexpr (Output::kAddsZero) {
+      if (c.apply_zero_point) q = hn::IfThenElse(hn::IsNaN(q), q, hn::Add(q, zp));
+    }
+    return RoundThroughFormat<Output::kFormat>(q, c.saturate);
   }
 }
 
