@@ -849,6 +849,65 @@ HWY_INLINE void StoreCodes(VI code, Code* destination) {
   }
 }
 
+// One block's vectors in order: compute(xp, s, per_vector_scale, zp, bounds, destination) on whole
+// vectors of x with their scale (a block's value, one per element, or `scale_constant` itself,
+// which callers may have prepared: per_vector_scale is false then) and their zero point with the
+// bounds derived from it. A partial last vector goes through zero-padded copies, so that nothing
+// is read past a tensor, and its k - i results are copied to out + i.
+template <class Output, typename XT, typename T, class Compute>
+HWY_INLINE void WalkVectors(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
+                            const XT* x, VF scale_constant, VF zp_constant,
+                            const typename Output::Bounds& bounds_constant, T* out, const Compute& compute) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  HWY_ALIGN XT x_tail[64];
+  HWY_ALIGN float scale_tail[64];
+  HWY_ALIGN float zp_tail[64];
+  HWY_ALIGN T out_tail[64];
+  size_t i = 0;
+  if (o.per_block) {
+    const bool has_zp = c.zero_point != nullptr;
+    // Block b of this stretch and the position in it, stepped per vector (no division).
+    uint64_t b = 0;
+    uint64_t position = (run.block_phase + offset) % run.block;
+    for (; i + N <= k; i += N) {
+      const VF s = hn::Set(df, o.scale.block[b]);
+      const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+      compute(x + i, s, true, zp, has_zp ? Output::MakeBounds(zp) : bounds_constant, out + i);
+      position += N;
+      if (position == run.block) {
+        position = 0;
+        ++b;
+      }
+    }
+    // Whole vectors per block and k a multiple of the lanes unless the run ends here.
+    if (i < k) {
+      const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+      compute(StageTail(x, i, k, x_tail), hn::Set(df, o.scale.block[b]), true, zp,
+              has_zp ? Output::MakeBounds(zp) : bounds_constant, out_tail);
+      std::memcpy(out + i, out_tail, (k - i) * sizeof(T));
+    }
+    return;
+  }
+  auto body = [&](const XT* xp, const float* sp, const float* zpp, T* destination) HWY_ATTR {
+    const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
+    if (zpp) {
+      const VF zp = hn::LoadU(df, zpp);
+      compute(xp, s, sp != nullptr, zp, Output::MakeBounds(zp), destination);
+    } else {
+      compute(xp, s, sp != nullptr, zp_constant, bounds_constant, destination);
+    }
+  };
+  const float* sp = o.scale.values;
+  const float* zpp = o.zero_point.values;
+  for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zpp ? zpp + i : nullptr, out + i);
+  if (i < k) {
+    body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
+         zpp ? StageTail(zpp, i, k, zp_tail) : nullptr, out_tail);
+    std::memcpy(out + i, out_tail, (k - i) * sizeof(T));
+  }
+}
+
 template <class Output, ElementType kX>
 void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   using XT = typename XInput<kX>::T;
@@ -866,8 +925,6 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   HWY_ALIGN Code codes[kPadded];  // packed outputs: one code per byte before packing
   HWY_ALIGN float staged[kPadded];
   HWY_ALIGN float x_values[kPadded];
-  HWY_ALIGN XT x_tail[64];
-  HWY_ALIGN float scale_tail[64];
   HWY_ALIGN float zp_tail[64];
   HWY_ALIGN Code out_tail[64];
   Operands o;
@@ -905,7 +962,6 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         if (tail) std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
       }
     } else {
-      const VF scale_constant = RoundToPrecision(precision, hn::Set(df, o.scale.constant));
       // One vector: x, its scale (already in the division precision unless round_scale) and its
       // zero point with the bounds derived from it.
       auto compute = [&](const XT* xp, VF s, bool round_scale, VF zp, const typename Output::Bounds& bounds,
@@ -919,47 +975,8 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
         emit(q, zp, bounds, destination);
       };
-      auto body = [&](const XT* xp, const float* sp, const float* zpp, Code* destination) HWY_ATTR {
-        const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
-        if (zpp) {
-          const VF zp = hn::LoadU(df, zpp);
-          compute(xp, s, sp != nullptr, zp, Output::MakeBounds(zp), destination);
-        } else {
-          compute(xp, s, sp != nullptr, zp_constant, bounds_constant, destination);
-        }
-      };
-      if (o.per_block) {
-        const bool has_zp = c.zero_point != nullptr;
-        // Block b of this stretch and the position in it, stepped per vector (no division).
-        uint64_t b = 0;
-        uint64_t position = (run.block_phase + offset) % run.block;
-        for (; i + N <= k; i += N) {
-          const VF s = hn::Set(df, o.scale.block[b]);
-          const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
-          compute(x + i, s, true, zp, has_zp ? Output::MakeBounds(zp) : bounds_constant, out + i);
-          position += N;
-          if (position == run.block) {
-            position = 0;
-            ++b;
-          }
-        }
-        // Whole vectors per block and k a multiple of the lanes unless the run ends here.
-        if (i < k) {
-          const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
-          compute(StageTail(x, i, k, x_tail), hn::Set(df, o.scale.block[b]), true, zp,
-                  has_zp ? Output::MakeBounds(zp) : bounds_constant, out_tail);
-          std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
-        }
-      } else {
-        const float* sp = o.scale.values;
-        const float* zpp = o.zero_point.values;
-        for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zpp ? zpp + i : nullptr, out + i);
-        if (i < k) {
-          body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
-               zpp ? StageTail(zpp, i, k, zp_tail) : nullptr, out_tail);
-          std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
-        }
-      }
+      WalkVectors<Output>(c, run, offset, k, o, x, RoundToPrecision(precision, hn::Set(df, o.scale.constant)),
+                          zp_constant, bounds_constant, out, compute);
     }
     if constexpr (Output::kWide) {
       Output::FinishWide(o.wide_zero_point, c.zero_point != nullptr && c.apply_zero_point, k, codes);
@@ -1258,15 +1275,10 @@ template <class Output, ElementType kX>
 void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
   using XT = typename XInput<kX>::T;
   const DF df;
-  const size_t N = hn::Lanes(df);
   const Precision precision = c.precision;
   // float32 y not streamed is written in place; otherwise the block is staged here first.
   const bool in_place = c.y->type == ElementType::kFloat32 && !c.stream_output;
   HWY_ALIGN float staged[kPadded];
-  HWY_ALIGN XT x_tail[64];
-  HWY_ALIGN float scale_tail[64];
-  HWY_ALIGN float zp_tail[64];
-  HWY_ALIGN float out_tail[64];
   Operands o;
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
@@ -1276,9 +1288,9 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
     LoadOperands(c, run, offset, k, &o);
     const VF zp_constant = hn::Set(df, o.zero_point.constant);
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
-    const VF scale_constant = hn::Set(df, o.scale.constant);
     float* out = in_place ? static_cast<float*>(y) + y_at : staged;
-    auto compute = [&](const XT* xp, VF s, VF zp, const typename Output::Bounds& bounds, float* destination) HWY_ATTR {
+    // The divisor in the division precision; DequantizeLinear multiplies by the scale as it is.
+    auto compute = [&](const XT* xp, VF s, bool, VF zp, const typename Output::Bounds& bounds, float* destination) HWY_ATTR {
       VF xv = XInput<kX>::Load(xp);
       VF divisor = s;
       if (precision != Precision::kFloat32) {
@@ -1290,46 +1302,8 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
       const VF value = DequantizedCode<Output>(c, q, zp, bounds);
       hn::StoreU(DequantizedProduct(value, s), df, destination);
     };
-    size_t i = 0;
-    if (o.per_block) {
-      const bool has_zp = c.zero_point != nullptr;
-      uint64_t b = 0;
-      uint64_t position = (run.block_phase + offset) % run.block;
-      for (; i < k; i += N) {
-        const VF s = hn::Set(df, o.scale.block[b]);
-        const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
-        const typename Output::Bounds bounds = has_zp ? Output::MakeBounds(zp) : bounds_constant;
-        if (i + N <= k) {
-          compute(x + i, s, zp, bounds, out + i);
-        } else {
-          compute(StageTail(x, i, k, x_tail), s, zp, bounds, out_tail);
-          std::memcpy(out + i, out_tail, (k - i) * sizeof(float));
-        }
-        position += N;
-        if (position == run.block) {
-          position = 0;
-          ++b;
-        }
-      }
-    } else {
-      const float* sp = o.scale.values;
-      const float* zpp = o.zero_point.values;
-      auto body = [&](const XT* xp, const float* spp, const float* zp_values, float* destination) HWY_ATTR {
-        const VF s = spp ? hn::LoadU(df, spp) : scale_constant;
-        if (zp_values) {
-          const VF zp = hn::LoadU(df, zp_values);
-          compute(xp, s, zp, Output::MakeBounds(zp), destination);
-        } else {
-          compute(xp, s, zp_constant, bounds_constant, destination);
-        }
-      };
-      for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zpp ? zpp + i : nullptr, out + i);
-      if (i < k) {
-        body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
-             zpp ? StageTail(zpp, i, k, zp_tail) : nullptr, out_tail);
-        std::memcpy(out + i, out_tail, (k - i) * sizeof(float));
-      }
-    }
+    WalkVectors<Output>(c, run, offset, k, o, x, hn::Set(df, o.scale.constant), zp_constant, bounds_constant, out,
+                        compute);
     if (!in_place) StoreBlock(c, staged, k, y, y_at);
   }
 }
