@@ -3,7 +3,7 @@
 // range in chunks small enough for the caches: a chunk goes through the quantize kernel into a
 // per-task code buffer and at once through the dequantize kernel into y. Either way x is read
 // from memory once and y written once. The straight-through mask is a third kernel run over each
-// chunk while its x is still cached.
+// chunk while its x is still cached, or, in the one-kernel case, comes from the same lanes.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -41,15 +41,11 @@ void run_range(void* context, uint64_t begin, uint64_t end) {
   const Job& job = *static_cast<const Job*>(context);
   const Plan& quantize = job.plan->quantize;
   const Plan& dequantize = job.plan->dequantize;
-  if (job.in_lanes) {  // the codes never leave the registers
+  if (job.in_lanes) {  // the codes never leave the registers; the mask comes from the same lanes
     kernels::RangeBuffers fused;
     fused.fused_dequantize = &dequantize;
-    const uint64_t chunk = job.mask != nullptr ? kChunk : end - begin;
-    for (uint64_t first = begin; first < end; first += chunk) {
-      const uint64_t last = std::min(end, first + chunk);
-      kernels::execute_range(quantize, job.quantize_layout, first, last, job.y, fused);
-      if (job.mask != nullptr) run_mask(job, first, last);
-    }
+    if (job.mask != nullptr) fused.fused_mask = static_cast<uint8_t*>(job.mask->data);
+    kernels::execute_range(quantize, job.quantize_layout, begin, end, job.y, fused);
     return;
   }
   const std::unique_ptr<unsigned char[]> buffer(new unsigned char[kChunk * job.code_bytes]);

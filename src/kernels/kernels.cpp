@@ -412,6 +412,8 @@ struct Context {
   // still does when limit_inside: the largest code is even, so the tie rounds down to it).
   float range_lowest, range_max, range_limit;
   bool range_limit_inside;
+  // Fake-quant in lanes: the range mask written beside y (element i at mask[i - y_first]), or null.
+  uint8_t* mask;
 };
 
 // 32-bit integer scales and zero points hold values float32 cannot; they travel as their int32
@@ -849,8 +851,8 @@ HWY_INLINE void StoreCodes(VI code, Code* destination) {
   }
 }
 
-// One block's vectors in order: compute(xp, s, per_vector_scale, zp, bounds, destination) on whole
-// vectors of x with their scale (a block's value, one per element, or `scale_constant` itself,
+// One block's vectors in order: compute(xp, s, per_vector_scale, zp, bounds, destination, i) on
+// whole vectors of x (from element i of the block) with their scale (a block's value, one per element, or `scale_constant` itself,
 // which callers may have prepared: per_vector_scale is false then) and their zero point with the
 // bounds derived from it. A partial last vector goes through zero-padded copies, so that nothing
 // is read past a tensor, and its k - i results are copied to out + i.
@@ -873,7 +875,7 @@ HWY_INLINE void WalkVectors(const Context& c, const exec::Run& run, uint64_t off
     for (; i + N <= k; i += N) {
       const VF s = hn::Set(df, o.scale.block[b]);
       const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
-      compute(x + i, s, true, zp, has_zp ? Output::MakeBounds(zp) : bounds_constant, out + i);
+      compute(x + i, s, true, zp, has_zp ? Output::MakeBounds(zp) : bounds_constant, out + i, i);
       position += N;
       if (position == run.block) {
         position = 0;
@@ -884,7 +886,7 @@ HWY_INLINE void WalkVectors(const Context& c, const exec::Run& run, uint64_t off
     if (i < k) {
       const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
       compute(StageTail(x, i, k, x_tail), hn::Set(df, o.scale.block[b]), true, zp,
-              has_zp ? Output::MakeBounds(zp) : bounds_constant, out_tail);
+              has_zp ? Output::MakeBounds(zp) : bounds_constant, out_tail, i);
       std::memcpy(out + i, out_tail, (k - i) * sizeof(T));
     }
     return;
@@ -893,9 +895,9 @@ HWY_INLINE void WalkVectors(const Context& c, const exec::Run& run, uint64_t off
     const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
     if (zpp) {
       const VF zp = hn::LoadU(df, zpp);
-      compute(xp, s, sp != nullptr, zp, Output::MakeBounds(zp), destination);
+      compute(xp, s, sp != nullptr, zp, Output::MakeBounds(zp), destination, i);
     } else {
-      compute(xp, s, sp != nullptr, zp_constant, bounds_constant, destination);
+      compute(xp, s, sp != nullptr, zp_constant, bounds_constant, destination, i);
     }
   };
   const float* sp = o.scale.values;
@@ -965,7 +967,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
       // One vector: x, its scale (already in the division precision unless round_scale) and its
       // zero point with the bounds derived from it.
       auto compute = [&](const XT* xp, VF s, bool round_scale, VF zp, const typename Output::Bounds& bounds,
-                         Code* destination) HWY_ATTR {
+                         Code* destination, size_t) HWY_ATTR {
         VF xv = XInput<kX>::Load(xp);
         if (precision != Precision::kFloat32) {
           xv = RoundToPrecision(precision, xv);
@@ -1279,6 +1281,8 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
   // float32 y not streamed is written in place; otherwise the block is staged here first.
   const bool in_place = c.y->type == ElementType::kFloat32 && !c.stream_output;
   HWY_ALIGN float staged[kPadded];
+  HWY_ALIGN uint8_t mask_block[kPadded];
+  using RangeMask = std::conditional_t<Output::kIsInteger, IntegerRangeMask, FloatRangeMask>;
   Operands o;
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
@@ -1290,7 +1294,8 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
     float* out = in_place ? static_cast<float*>(y) + y_at : staged;
     // The divisor in the division precision; DequantizeLinear multiplies by the scale as it is.
-    auto compute = [&](const XT* xp, VF s, bool, VF zp, const typename Output::Bounds& bounds, float* destination) HWY_ATTR {
+    auto compute = [&](const XT* xp, VF s, bool, VF zp, const typename Output::Bounds& bounds, float* destination,
+                       size_t i) HWY_ATTR {
       VF xv = XInput<kX>::Load(xp);
       VF divisor = s;
       if (precision != Precision::kFloat32) {
@@ -1301,10 +1306,18 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
       if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
       const VF value = DequantizedCode<Output>(c, q, zp, bounds);
       hn::StoreU(DequantizedProduct(value, s), df, destination);
+      if (c.mask != nullptr) StoreLowBytes(RangeMask::Codes(c, q, zp, {}), mask_block + i);
     };
     WalkVectors<Output>(c, run, offset, k, o, x, hn::Set(df, o.scale.constant), zp_constant, bounds_constant, out,
                         compute);
     if (!in_place) StoreBlock(c, staged, k, y, y_at);
+    if (c.mask != nullptr) {
+      if (c.stream_output) {
+        StreamOut(mask_block, k, c.mask + y_at);
+      } else {
+        std::memcpy(c.mask + y_at, mask_block, k);
+      }
+    }
   }
 }
 
@@ -1483,7 +1496,8 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
   c.x_data = buffers.x_data != nullptr ? buffers.x_data : plan.x.data;
   c.x_first = buffers.x_first;
   c.y_first = buffers.y_first;
-  if (buffers.range_mask) SetRangeLimits(info(plan.output_type), &c);
+  c.mask = buffers.fused_dequantize != nullptr ? buffers.fused_mask : nullptr;
+  if (buffers.range_mask || c.mask != nullptr) SetRangeLimits(info(plan.output_type), &c);
   const RunFunction run_function = buffers.range_mask         ? SelectRangeMask(plan)
                                    : buffers.fused_dequantize ? SelectFakeQuant(plan)
                                                               : Select(plan);

@@ -32,6 +32,9 @@ struct RangeBuffers {
   // Quantize plans only: y is this dequantize plan applied to the plan's codes (y of its output
   // type), computed in the same lanes; for the pairs covers_fake_quant accepts.
   const Plan* fused_dequantize = nullptr;
+  // With fused_dequantize: also the range mask (as range_mask defines it) from the same lanes,
+  // one byte per element, element i at fused_mask[i - y_first]; null for none.
+  uint8_t* fused_mask = nullptr;
 };
 
 // Elements [begin, end) of the plan into y, over the canonical layout (execute/runs.h). Selects
