@@ -4,9 +4,12 @@
 
 #include <cstring>
 #include <random>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "qdq/directml.hpp"
+#include "qdq/fake_quant.hpp"
 #include "qdq/qdq.hpp"
 
 namespace {
@@ -156,6 +159,53 @@ void BM_DmlDequantize(benchmark::State& state, DmlGrain grain) {
   time_plan(state, plan, {ElementType::kFloat32, c.sizes, y.data()}, n + n * 4);
 }
 
+// Fake quantization of float32 x through `codes` and back to float32: the fused call (with or
+// without the straight-through mask) against QuantizeLinear then DequantizeLinear through a whole
+// code tensor, on the same data.
+enum class FakeQuantForm { kFused, kFusedWithMask, kComposed };
+
+void BM_FakeQuant(benchmark::State& state, ElementType codes, Grain grain, FakeQuantForm form) {
+  const Cell c = make_cell(state.range(0), grain);
+  const uint64_t n = count(c.shape);
+  std::vector<float> x(n), scale(count(c.scale_shape)), y(n);
+  std::mt19937 g(3);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (float& v : x) v = normal(g);
+  for (float& s : scale) s = 0.05f + static_cast<float>(g() % 100) / 1000.0f;
+  const qdq::TensorView xv{ElementType::kFloat32, c.shape, x.data()};
+  const qdq::TensorView sv{ElementType::kFloat32, c.scale_shape, scale.data()};
+  qdq::QuantizeDequantizeAttributes a;
+  a.axis = c.axis;
+  a.block_size = c.block;
+  a.quantized_dtype = static_cast<int64_t>(codes);
+  const auto fused = qdq::plan_quantize_dequantize_linear(xv, sv, nullptr, a);
+  if (!fused.ok()) {
+    state.SkipWithError(fused.status().message().c_str());
+    return;
+  }
+  const qdq::MutableTensorView yv{ElementType::kFloat32, c.shape, y.data()};
+  if (form == FakeQuantForm::kComposed) {
+    std::vector<uint8_t> q(qdq::storage_bytes(codes, n));
+    qdq::DequantizeLinearAttributes d;
+    d.axis = c.axis;
+    d.block_size = c.block;
+    const auto dequantize = qdq::plan_dequantize_linear({codes, c.shape, q.data()}, sv, nullptr, d);
+    for (auto _ : state) {
+      benchmark::DoNotOptimize(qdq::execute(fused->quantize, {codes, c.shape, q.data()}));
+      benchmark::DoNotOptimize(qdq::execute(dequantize.value(), yv));
+      benchmark::ClobberMemory();
+    }
+  } else {
+    std::vector<uint8_t> mask(form == FakeQuantForm::kFusedWithMask ? n : 0);
+    const qdq::MutableTensorView mv{ElementType::kUint8, c.shape, mask.data()};
+    for (auto _ : state) {
+      benchmark::DoNotOptimize(qdq::execute(fused.value(), yv, form == FakeQuantForm::kFusedWithMask ? &mv : nullptr));
+      benchmark::ClobberMemory();
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+
 // memcpy of `bytes` / 2 (so read + write = bytes), split over the default pool's threads.
 void BM_Memcpy(benchmark::State& state) {
   const size_t bytes = static_cast<size_t>(state.range(0)) * 5 / 2;  // f32 -> 8-bit: 5 bytes per element
@@ -192,6 +242,19 @@ int register_all() {
         ->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
     benchmark::RegisterBenchmark((std::string("DML_DQ/uint8/") + grain_name).c_str(), BM_DmlDequantize, grain)
         ->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
+  }
+  const std::tuple<ElementType, Grain, const char*> fake_quant_cells[] = {
+      {ElementType::kInt8, Grain::kPerTensor, "int8/per_tensor"},
+      {ElementType::kInt4, Grain::kBlockedLast, "int4/blocked_last"},
+      {ElementType::kFloat8E4M3FN, Grain::kPerAxis, "float8_e4m3fn/per_axis"}};
+  const std::pair<FakeQuantForm, const char*> forms[] = {
+      {FakeQuantForm::kComposed, "composed"}, {FakeQuantForm::kFused, "fused"}, {FakeQuantForm::kFusedWithMask, "fused_mask"}};
+  for (const auto& [codes, grain, cell_name] : fake_quant_cells) {
+    for (const auto& [form, form_name] : forms) {
+      benchmark::RegisterBenchmark((std::string("FQ/") + form_name + "/" + cell_name).c_str(), BM_FakeQuant, codes, grain, form)
+          ->Arg(1 << 24)
+          ->UseRealTime();
+    }
   }
   benchmark::RegisterBenchmark("memcpy", BM_Memcpy)->Arg(1 << 16)->Arg(1 << 24)->UseRealTime();
   return 0;

@@ -6,7 +6,9 @@
 //   ai.qdq          v1: QuantizeLinear, DequantizeLinear with ONNX version 25 semantics (every type,
 //                       granularity and attribute: float4, int2, e8m0 scales, precision, output_dtype);
 //                       DynamicQuantizeLinear: ONNX's (method "onnx", the default) or qdq's dynamic
-//                       quantization (y, scale, zero point) for every type, granularity and method
+//                       quantization (y, scale, zero point) for every type, granularity and method;
+//                       QuantizeDequantizeLinear, the two fused (fake quantization, with an optional
+//                       bool straight-through mask output)
 // Written against ONNX Runtime's C API only (version 17, served by every newer runtime), so no C++
 // exception or RTTI crosses the library boundary: every failure is an OrtStatus with qdq's message.
 // Kernels run on ORT's intra-op thread pool through KernelContext_ParallelFor.
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "ort_shared.h"
+#include "qdq/fake_quant.hpp"
 #include "qdq/qdq.hpp"
 #include "qdq/toolkit.hpp"
 
@@ -55,7 +58,14 @@ ONNXTensorElementDataType to_ort(int64_t tensor_proto_code) {
   }
 }
 
-enum class OpKind { kOnnxQuantize, kOnnxDequantize, kQuarkQuantize, kQuarkDequantize, kDynamicQuantize };
+enum class OpKind {
+  kOnnxQuantize,
+  kOnnxDequantize,
+  kQuarkQuantize,
+  kQuarkDequantize,
+  kDynamicQuantize,
+  kOnnxQuantizeDequantize,
+};
 
 bool is_quantize(OpKind kind) { return kind == OpKind::kOnnxQuantize || kind == OpKind::kQuarkQuantize; }
 
@@ -80,6 +90,7 @@ struct Kernel {
   int64_t saturate = 1;
   int64_t output_dtype = 0;
   int64_t precision = 0;
+  int64_t quantized_dtype = 0;  // QuantizeDequantizeLinear: QuantizeLinear's output_dtype
   // DynamicQuantizeLinear: "onnx" (ONNX's operator, uint8 per-tensor) or a qdq::ScaleMethod name;
   // the granularity ("per_tensor", "per_axis", "blocked"); output_dtype (default uint8) and
   // scale_dtype (default float32) as TensorProto codes.
@@ -167,6 +178,48 @@ void qdq_ort::parallel_for(void* host, void (*task)(void*, uint64_t), void* task
 
 namespace {
 
+qdq::ExecuteOptions on_ort_threads(OrtKernelContext* context) {
+  qdq::ExecuteOptions options;
+  options.parallel_for.run = &qdq_ort::parallel_for;
+  options.parallel_for.host = context;
+  return options;
+}
+
+// ai.qdq QuantizeDequantizeLinear: y, and the mask when the node asks for output 1 (bool, stored
+// as 0 / 1 bytes, which is qdq's uint8 mask).
+OrtStatus* compute_fake_quant(const Kernel& kernel, OrtKernelContext* context, const Tensor& x, const Tensor& scale,
+                              const qdq::TensorView* zp) {
+  const qdq::QuantizeDequantizeAttributes a{kernel.axis,      kernel.block_size,   kernel.saturate, kernel.quantized_dtype,
+                                            kernel.precision, kernel.output_dtype, 25};
+  const qdq::Result<qdq::QuantizeDequantizePlan> plan = qdq::plan_quantize_dequantize_linear(x.view(), scale.view(), zp, a);
+  if (!plan.ok()) return error(plan.status().message());
+  OrtValue* output = nullptr;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetOutput(context, 0, x.shape.data(), x.shape.size(), &output));
+  Tensor y;
+  QDQ_ORT_RETURN_IF_ERROR(describe(output, &y));
+  if (y.type != plan->output_type) {
+    return error(plan->operator_name + ": ONNX Runtime allocated y of type code " + std::to_string(static_cast<int>(y.type)) +
+                 " but the operator produces " + std::string(qdq::name(plan->output_type)) +
+                 "; check the model's declared output type");
+  }
+  size_t output_count = 0;
+  QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetOutputCount(context, &output_count));
+  Tensor mask;
+  if (output_count > 1) {
+    OrtValue* mask_value = nullptr;
+    QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetOutput(context, 1, x.shape.data(), x.shape.size(), &mask_value));
+    if (mask_value != nullptr) {
+      QDQ_ORT_RETURN_IF_ERROR(describe(mask_value, &mask));
+      mask.type = qdq::ElementType::kUint8;  // ORT's bool: one byte, 0 or 1
+    }
+  }
+  const qdq::MutableTensorView mask_view{mask.type, mask.shape, mask.data};
+  const qdq::Status status = qdq::execute(plan.value(), {y.type, y.shape, y.data},
+                                          mask.data != nullptr ? &mask_view : nullptr, on_ort_threads(context));
+  if (!status.ok()) return error(status.message());
+  return nullptr;
+}
+
 OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
   size_t input_count = 0;
   QDQ_ORT_RETURN_IF_ERROR(g_api->KernelContext_GetInputCount(context, &input_count));
@@ -183,8 +236,13 @@ OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
   const qdq::TensorView zp_view = zero_point.view();
   const qdq::TensorView* zp = has_zero_point ? &zp_view : nullptr;
 
+  if (kernel.kind == OpKind::kOnnxQuantizeDequantize) return compute_fake_quant(kernel, context, x, scale, zp);
+
   qdq::Result<qdq::Plan> plan = qdq::Status::internal("unknown operator");
   switch (kernel.kind) {
+    case OpKind::kOnnxQuantizeDequantize:
+    case OpKind::kDynamicQuantize:
+      break;
     case OpKind::kOnnxQuantize: {
       qdq::QuantizeLinearAttributes a;
       a.axis = kernel.axis;
@@ -433,8 +491,40 @@ OrtStatus* infer(const OrtCustomOp* op, OrtShapeInferContext* context) {
     case OpKind::kDynamicQuantize:
       output = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
       break;
+    case OpKind::kOnnxQuantizeDequantize: {  // y: output_dtype, else x's type (float32 for int32 x)
+      const int64_t requested = infer_attribute(context, "output_dtype", 0);
+      output = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+      if (requested != 0) {
+        output = to_ort(requested);
+      } else if (input_type(context, 0, &from_input) && (from_input == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ||
+                                                         from_input == ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16)) {
+        output = from_input;
+      }
+      break;
+    }
   }
-  return qdq_ort::infer_output_like_x(context, output);
+  QDQ_ORT_RETURN_IF_ERROR(qdq_ort::infer_output_like_x(context, output));
+  if (kind == OpKind::kOnnxQuantizeDequantize) {
+    // The mask: bool of x's shape. A node without output 1 refuses it, which is not an error.
+    OrtTensorTypeAndShapeInfo* x_info = nullptr;  // owned by the context
+    QDQ_ORT_RETURN_IF_ERROR(g_api->ShapeInferContext_GetInputTypeShape(context, 0, &x_info));
+    size_t rank = 0;
+    QDQ_ORT_RETURN_IF_ERROR(g_api->GetDimensionsCount(x_info, &rank));
+    std::vector<int64_t> dims(rank);
+    QDQ_ORT_RETURN_IF_ERROR(g_api->GetDimensions(x_info, dims.data(), rank));
+    OrtTensorTypeAndShapeInfo* mask_info = nullptr;
+    QDQ_ORT_RETURN_IF_ERROR(g_api->CreateTensorTypeAndShapeInfo(&mask_info));
+    OrtStatus* status = g_api->SetTensorElementType(mask_info, ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
+    if (status == nullptr) status = g_api->SetDimensions(mask_info, dims.data(), dims.size());
+    if (status == nullptr) {
+      if (OrtStatus* absent = g_api->ShapeInferContext_SetOutputTypeShape(context, 1, mask_info)) {
+        g_api->ReleaseStatus(absent);
+      }
+    }
+    g_api->ReleaseTensorTypeAndShapeInfo(mask_info);
+    return status;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -502,28 +592,39 @@ QdqOp make_op(OpKind kind, const char* name, ONNXTensorElementDataType x = kAny,
   base.GetInputTypeCount = [](const OrtCustomOp* self) -> size_t {
     return op_of(self).kind == OpKind::kDynamicQuantize ? 1 : 3;
   };
-  base.GetOutputType = [](const OrtCustomOp* self, size_t) { return op_of(self).output_type; };
+  // QuantizeDequantizeLinear has a second, optional output: the bool mask.
+  base.GetOutputType = [](const OrtCustomOp* self, size_t index) {
+    return index == 1 && op_of(self).kind == OpKind::kOnnxQuantizeDequantize ? ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL
+                                                                              : op_of(self).output_type;
+  };
   base.GetOutputTypeCount = [](const OrtCustomOp* self) -> size_t {
-    return op_of(self).kind == OpKind::kDynamicQuantize ? 3 : 1;
+    const OpKind kind = op_of(self).kind;
+    return kind == OpKind::kDynamicQuantize ? 3 : kind == OpKind::kOnnxQuantizeDequantize ? 2 : 1;
   };
   base.GetInputCharacteristic = [](const OrtCustomOp* self, size_t index) {
     return index == 2 && op_of(self).kind != OpKind::kDynamicQuantize ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
   };
-  base.GetOutputCharacteristic = [](const OrtCustomOp*, size_t) { return INPUT_OUTPUT_REQUIRED; };
+  base.GetOutputCharacteristic = [](const OrtCustomOp* self, size_t index) {
+    return index == 1 && op_of(self).kind == OpKind::kOnnxQuantizeDequantize ? INPUT_OUTPUT_OPTIONAL
+                                                                              : INPUT_OUTPUT_REQUIRED;
+  };
   base.KernelDestroy = [](void* kernel) { delete static_cast<Kernel*>(kernel); };
   base.CreateKernelV2 = [](const OrtCustomOp* self, const OrtApi*, const OrtKernelInfo* info, void** kernel) {
     return guarded([&]() -> OrtStatus* {
       auto created = std::make_unique<Kernel>();
       created->kind = op_of(self).kind;
       read_attribute(info, "axis", &created->axis);
-      if (created->kind == OpKind::kOnnxQuantize || created->kind == OpKind::kOnnxDequantize) {
+      const bool onnx = created->kind == OpKind::kOnnxQuantize || created->kind == OpKind::kOnnxDequantize ||
+                        created->kind == OpKind::kOnnxQuantizeDequantize;
+      if (onnx) {
         read_attribute(info, "block_size", &created->block_size);
         read_attribute(info, "output_dtype", &created->output_dtype);
       }
-      if (created->kind == OpKind::kOnnxQuantize) {
+      if (created->kind == OpKind::kOnnxQuantize || created->kind == OpKind::kOnnxQuantizeDequantize) {
         read_attribute(info, "saturate", &created->saturate);
         read_attribute(info, "precision", &created->precision);
       }
+      if (created->kind == OpKind::kOnnxQuantizeDequantize) read_attribute(info, "quantized_dtype", &created->quantized_dtype);
       if (created->kind == OpKind::kDynamicQuantize) {
         created->output_dtype = 2;  // uint8
         read_attribute(info, "block_size", &created->block_size);
@@ -584,6 +685,16 @@ const std::vector<QdqOp>& ops() {
     for (E scale : dq_scales) {  // int32 x
       for (E out : dq_outputs) {
         all.push_back(make_op(OpKind::kOnnxDequantize, "DequantizeLinear", ort(E::kInt32), ort(scale), ort(E::kInt32), ort(out)));
+      }
+    }
+    // QuantizeDequantizeLinear: one variant per (scale, zero point) type pair the two operators
+    // take. ORT builds one schema per op from its variants, input by input: an input that is
+    // any-type in one variant must be any-type in all, and the any-type list lacks e8m0 and the
+    // 2-bit types, so scale and zero point are spelled out while x and y (whose types are all on
+    // that list) stay any-type, which keeps session creation fast (52 variants, not 624).
+    for (E scale : dq_scales) {
+      for (E codes : quantized) {
+        all.push_back(make_op(OpKind::kOnnxQuantizeDequantize, "QuantizeDequantizeLinear", kAny, ort(scale), ort(codes), kAny));
       }
     }
     // DynamicQuantizeLinear: one variant per x type; outputs typed by attributes (inference).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "qdq/directml.hpp"
+#include "qdq/fake_quant.hpp"
 #include "qdq/qdq.hpp"
 #include "qdq/toolkit.hpp"
 #include "qdq/quark_ops.hpp"
@@ -128,6 +129,18 @@ qdq_status_code guarded(const char* function, Body&& body) {
   }
 }
 
+// An output's rank before its dims: they are read (by execute's shape check and its message) only
+// when the output declares x's rank, so a shape array shorter than the rank it claims is never
+// walked past.
+qdq::Status check_output_rank(const std::string& op, const char* function, const char* role,
+                              const qdq::MutableTensorView& out, const std::vector<int64_t>& shape) {
+  if (out.shape.size() == shape.size()) return {};
+  std::string x_shape = "[";
+  for (size_t i = 0; i < shape.size(); ++i) x_shape += (i ? ", " : "") + std::to_string(shape[i]);
+  return qdq::Status::invalid_argument(op + ": output buffer '" + role + "' has rank " + std::to_string(out.shape.size()) +
+                                       " but the output has x's shape " + x_shape + "] (" + function + ")");
+}
+
 // Plans with `planner`, then executes into y.
 template <class Planner>
 qdq_status_code plan_and_run(const char* function, const Roles& roles, const qdq_tensor* x,
@@ -140,15 +153,7 @@ qdq_status_code plan_and_run(const char* function, const Roles& roles, const qdq
     if (qdq::Status s = to_view(function, "y", y, &out); !s.ok()) return s;
     qdq::Result<qdq::Plan> plan = planner(in, out);
     if (!plan.ok()) return plan.status();
-    // y's rank before its dims: they are read (by execute's shape check and its message) only when
-    // y declares x's rank, so a shape array shorter than the rank y claims is never walked past.
-    if (out.shape.size() != plan->shape.size()) {
-      std::string x_shape = "[";
-      for (size_t i = 0; i < plan->shape.size(); ++i) x_shape += (i ? ", " : "") + std::to_string(plan->shape[i]);
-      return qdq::Status::invalid_argument(plan->operator_name + ": output buffer 'y' has rank " +
-                                           std::to_string(out.shape.size()) + " but the output has x's shape " +
-                                           x_shape + "] (" + function + ")");
-    }
+    if (qdq::Status s = check_output_rank(plan->operator_name, function, "y", out, plan->shape); !s.ok()) return s;
     return qdq::execute(plan.value(), out);
   });
 }
@@ -249,6 +254,45 @@ qdq_status_code directml_run(const char* function, const qdq_dml_tensor_desc* in
     if (!plan.ok()) return plan.status();
     if (output_data == nullptr && plan->element_count > 0) return null_argument(function, "output_data");
     return qdq::execute(plan.value(), qdq::MutableTensorView{out.type, out.sizes, output_data});
+  });
+}
+
+qdq::QuantizeDequantizeAttributes to_attributes(const qdq_quantize_dequantize_attributes* a) {
+  qdq::QuantizeDequantizeAttributes out;
+  if (a != nullptr) {
+    out.axis = a->axis;
+    out.block_size = a->block_size;
+    out.saturate = a->saturate;
+    out.quantized_dtype = a->quantized_dtype;
+    out.precision = a->precision;
+    out.output_dtype = a->output_dtype;
+    out.opset = a->opset;
+  }
+  return out;
+}
+
+// Plans the fused fake-quant with `planner`, then executes into y and the optional mask.
+template <class Planner>
+qdq_status_code fake_quant_and_run(const char* function, const qdq_tensor* x, const qdq_tensor* scale,
+                                   const qdq_tensor* zero_point, const qdq_mutable_tensor* y,
+                                   const qdq_mutable_tensor* mask, Planner&& planner) {
+  return guarded(function, [&]() -> qdq::Status {
+    Inputs in;
+    if (qdq::Status s = to_inputs(function, kElementwiseRoles, x, scale, zero_point, &in); !s.ok()) return s;
+    qdq::MutableTensorView out, mask_view;
+    if (qdq::Status s = to_view(function, "y", y, &out); !s.ok()) return s;
+    if (mask != nullptr) {
+      if (qdq::Status s = to_view(function, "mask", mask, &mask_view); !s.ok()) return s;
+    }
+    qdq::Result<qdq::QuantizeDequantizePlan> plan = planner(in);
+    if (!plan.ok()) return plan.status();
+    if (qdq::Status s = check_output_rank(plan->operator_name, function, "y", out, plan->shape); !s.ok()) return s;
+    if (mask != nullptr) {
+      if (qdq::Status s = check_output_rank(plan->operator_name, function, "mask", mask_view, plan->shape); !s.ok()) {
+        return s;
+      }
+    }
+    return qdq::execute(plan.value(), out, mask != nullptr ? &mask_view : nullptr);
   });
 }
 
@@ -412,6 +456,27 @@ qdq_status_code qdq_qparams_shape(const qdq_tensor* x, const qdq_qparams_options
   });
 }
 
+void qdq_quantize_dequantize_attributes_init(qdq_quantize_dequantize_attributes* attributes) {
+  if (attributes != nullptr) *attributes = qdq_quantize_dequantize_attributes{1, 0, 1, 0, 0, 0, 25};
+}
+
+qdq_status_code qdq_quantize_dequantize_linear_output_type(const qdq_tensor* x, const qdq_tensor* scale,
+                                                           const qdq_tensor* zero_point,
+                                                           const qdq_quantize_dequantize_attributes* attributes,
+                                                           int32_t* output_type) {
+  const char* function = "qdq_quantize_dequantize_linear_output_type";
+  return guarded(function, [&]() -> qdq::Status {
+    if (output_type == nullptr) return null_argument(function, "output_type");
+    Inputs in;
+    if (qdq::Status s = to_inputs(function, kElementwiseRoles, x, scale, zero_point, &in); !s.ok()) return s;
+    qdq::Result<qdq::QuantizeDequantizePlan> plan = qdq::plan_quantize_dequantize_linear(
+        in.x, in.scale, in.zero_point_or_null(), to_attributes(attributes));
+    if (!plan.ok()) return plan.status();
+    *output_type = static_cast<int32_t>(plan->output_type);
+    return {};
+  });
+}
+
 qdq_status_code qdq_compute_qparams(const qdq_tensor* x, const qdq_qparams_options* options,
                                     const qdq_mutable_tensor* scale, const qdq_mutable_tensor* zero_point) {
   constexpr const char* function = "qdq_compute_qparams";
@@ -496,6 +561,25 @@ qdq_status_code qdq_bfp_quantize_dequantize(const qdq_tensor* x, const qdq_bfp_a
     a.use_compiler_version_cpu_kernel = attributes->use_compiler_version_cpu_kernel;
     return qdq::bfp_quantize_dequantize(in, a, out);
   });
+}
+
+qdq_status_code qdq_quantize_dequantize_linear(const qdq_tensor* x, const qdq_tensor* scale,
+                                               const qdq_tensor* zero_point,
+                                               const qdq_quantize_dequantize_attributes* attributes,
+                                               const qdq_mutable_tensor* y, const qdq_mutable_tensor* mask) {
+  return fake_quant_and_run("qdq_quantize_dequantize_linear", x, scale, zero_point, y, mask, [&](const Inputs& in) {
+    return qdq::plan_quantize_dequantize_linear(in.x, in.scale, in.zero_point_or_null(), to_attributes(attributes));
+  });
+}
+
+qdq_status_code qdq_extended_quantize_dequantize_linear(const qdq_tensor* x, const qdq_tensor* scale,
+                                                        const qdq_tensor* zero_point, int64_t axis,
+                                                        const qdq_mutable_tensor* y, const qdq_mutable_tensor* mask) {
+  return fake_quant_and_run("qdq_extended_quantize_dequantize_linear", x, scale, zero_point, y, mask,
+                            [&](const Inputs& in) {
+                              return qdq::plan_extended_quantize_dequantize_linear(in.x, in.scale,
+                                                                                   in.zero_point_or_null(), axis);
+                            });
 }
 
 }  // extern "C"

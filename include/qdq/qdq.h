@@ -212,6 +212,41 @@ QDQ_API qdq_status_code qdq_mx_quantize_dequantize(const qdq_tensor* x, const qd
 QDQ_API qdq_status_code qdq_bfp_quantize_dequantize(const qdq_tensor* x, const qdq_bfp_attributes* attributes,
                                                     const qdq_mutable_tensor* y);
 
+/* Fused fake quantization: y = DequantizeLinear(QuantizeLinear(x)) in one pass, bit-identical to
+ * the two operators composed (the codes never exist as a tensor). quantized_dtype is
+ * QuantizeLinear's output_dtype (the codes' type); output_dtype is y's type (float32, float16 or
+ * bfloat16; 0: x's type, float32 for int32 x; before opset 23 it must be the scale's type). */
+typedef struct qdq_quantize_dequantize_attributes {
+  int64_t axis;            /* default 1 */
+  int64_t block_size;      /* default 0 */
+  int64_t saturate;        /* default 1 */
+  int64_t quantized_dtype; /* default 0 (the zero point's type, else uint8) */
+  int64_t precision;       /* default 0 (unset) */
+  int64_t output_dtype;    /* default 0 (x's type) */
+  int64_t opset;           /* default 25 */
+} qdq_quantize_dequantize_attributes;
+
+QDQ_API void qdq_quantize_dequantize_attributes_init(qdq_quantize_dequantize_attributes* attributes);
+
+/* y's element type without running it. */
+QDQ_API qdq_status_code qdq_quantize_dequantize_linear_output_type(const qdq_tensor* x, const qdq_tensor* scale,
+                                                                   const qdq_tensor* zero_point,
+                                                                   const qdq_quantize_dequantize_attributes* attributes,
+                                                                   int32_t* output_type);
+
+/* mask: NULL, or a uint8 tensor (type 2) of x's shape that receives the straight-through mask: 1
+ * where x / scale rounds into the quantized type's range before any clamp, else 0 (NaN: 0). */
+QDQ_API qdq_status_code qdq_quantize_dequantize_linear(const qdq_tensor* x, const qdq_tensor* scale,
+                                                       const qdq_tensor* zero_point,
+                                                       const qdq_quantize_dequantize_attributes* attributes,
+                                                       const qdq_mutable_tensor* y, const qdq_mutable_tensor* mask);
+
+/* Quark ExtendedQuantizeLinear then ExtendedDequantizeLinear (y float32); no mask for int32/uint32. */
+QDQ_API qdq_status_code qdq_extended_quantize_dequantize_linear(const qdq_tensor* x, const qdq_tensor* scale,
+                                                                const qdq_tensor* zero_point, int64_t axis,
+                                                                const qdq_mutable_tensor* y,
+                                                                const qdq_mutable_tensor* mask);
+
 #ifdef __cplusplus
 }
 #endif

@@ -66,6 +66,8 @@ __all__ = [
     "dynamic_quantize_linear",
     "directml_quantize_linear",
     "directml_dequantize_linear",
+    "quantize_dequantize",
+    "extended_quantize_dequantize",
     "dtype_from_code",
     "code_from_dtype",
     "ort_library_path",
@@ -735,3 +737,138 @@ def bfp_quantize_dequantize(
     _qdq.bfp_quantize_dequantize(_CODE_BY_DTYPE[array.dtype], list(shape), array.reshape(-1).view(np.uint8),
                                  bfp_method, ints, result.reshape(-1).view(np.uint8))
     return result
+
+
+# Fused fake quantization
+
+
+def _mask_out_tensor(mask_out: Optional[np.ndarray], shape, *inputs):
+    """Writable bytes of a caller's bool mask array, checked; None for a new array."""
+    if mask_out is None:
+        return None
+    if not isinstance(mask_out, np.ndarray) or mask_out.dtype != np.bool_:
+        raise QdqError(f"mask_out must be a numpy bool array, not {getattr(mask_out, 'dtype', type(mask_out).__name__)}")
+    if list(mask_out.shape) != list(shape):
+        raise QdqError(f"mask_out has shape {tuple(mask_out.shape)} but the mask has x's shape {tuple(shape)}")
+    if not mask_out.flags.c_contiguous or not mask_out.flags.writeable:
+        raise QdqError("mask_out must be C-contiguous and writeable")
+    for name, tensor in inputs:
+        if tensor is not None and np.may_share_memory(mask_out, tensor[2]):
+            raise QdqError(f"mask_out shares memory with input '{name}'")
+    return mask_out.reshape(-1).view(np.uint8)
+
+
+def _fake_quant_result(raw, shape, out, return_mask, mask_out):
+    y_raw, y_code, mask_raw = raw
+    y = out if out is not None else y_raw.view(dtype_from_code(y_code)).reshape(shape)
+    if not return_mask:
+        return y
+    mask = mask_out if mask_out is not None else mask_raw.view(np.bool_).reshape(shape)
+    return y, mask
+
+
+def _fake_quant_outputs(out, mask_out, return_mask, shape, *inputs):
+    out_tensor = _out_tensor(out, shape, *inputs)
+    if mask_out is not None and not return_mask:
+        raise QdqError("mask_out is given but return_mask is False; pass return_mask=True to fill it")
+    if out is not None and mask_out is not None and np.may_share_memory(out, mask_out):
+        raise QdqError("out and mask_out share memory")
+    out_code, out_bytes = out_tensor if out_tensor is not None else (0, None)
+    return out_code, out_bytes, _mask_out_tensor(mask_out, shape, *inputs)
+
+
+def quantize_dequantize(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    axis: int = 1,
+    block_size: int = 0,
+    saturate: int = 1,
+    quantized_dtype: DTypeLike = 0,
+    precision: DTypeLike = 0,
+    output_dtype: DTypeLike = 0,
+    opset: int = 25,
+    out: Optional[np.ndarray] = None,
+    return_mask: bool = False,
+    mask_out: Optional[np.ndarray] = None,
+):
+    """Fake quantization: DequantizeLinear(QuantizeLinear(x)) in one pass, bit-identical to the two.
+
+    The codes never exist as an array. Every input and attribute is checked against both ONNX
+    operators (at `opset`), with their messages.
+
+    Args:
+        x: float32, float16, bfloat16 or int32 array.
+        scale, zero_point: as y_scale / y_zero_point of quantize_linear (and x_scale /
+            x_zero_point of dequantize_linear); the zero point's dtype is the codes' type.
+        axis, block_size, saturate, precision: QuantizeLinear's attributes (and DequantizeLinear's
+            axis / block_size).
+        quantized_dtype: QuantizeLinear's output_dtype, the codes' type (0: the zero point's
+            dtype, else uint8). A Python int zero point takes it.
+        output_dtype: y's dtype (float32, float16 or bfloat16); 0: x's dtype, float32 for int32
+            x. Before opset 23 y has the scale's dtype, which is that default.
+        out: optional preallocated y (x's shape, y's dtype, C-contiguous, writeable).
+        return_mask: also return the straight-through mask: a bool array of x's shape, True
+            where x / scale (as QuantizeLinear computes it) rounds into the codes' range before
+            any clamp (integers: lowest <= round(x / scale) + zero_point <= max; floats: to a
+            finite value), False elsewhere and for NaN.
+        mask_out: optional preallocated bool mask (needs return_mask=True).
+
+    Returns:
+        y, or (y, mask) with return_mask.
+
+    Raises:
+        QdqError: an input or attribute breaks either operator's rule.
+    """
+    codes_code = _type_attribute(quantized_dtype, "quantized_dtype")
+    xt = _tensor(x, "x")
+    st = _tensor(scale, "scale")
+    zt = _optional_tensor(zero_point, "zero_point", codes_code if codes_code in _DTYPE_BY_CODE else _UINT8)
+    out_code, out_bytes, mask_bytes = _fake_quant_outputs(
+        out, mask_out, return_mask, xt[1], ("x", xt), ("scale", st), ("zero_point", zt)
+    )
+    raw = _qdq.quantize_dequantize(
+        xt,
+        st,
+        zt,
+        _attribute(axis, "axis"),
+        _attribute(block_size, "block_size"),
+        _attribute(saturate, "saturate"),
+        codes_code,
+        _type_attribute(precision, "precision"),
+        _type_attribute(output_dtype, "output_dtype"),
+        _attribute(opset, "opset"),
+        out_code,
+        out_bytes,
+        bool(return_mask),
+        mask_bytes,
+    )
+    return _fake_quant_result(raw, xt[1], out, return_mask, mask_out)
+
+
+def extended_quantize_dequantize(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    axis: int = 1,
+    out: Optional[np.ndarray] = None,
+    return_mask: bool = False,
+    mask_out: Optional[np.ndarray] = None,
+):
+    """AMD Quark ExtendedQuantizeLinear then ExtendedDequantizeLinear in one pass (y float32).
+
+    As quantize_dequantize; the zero point's dtype is the codes' type (None: uint8). The mask
+    covers every code type but int32 / uint32.
+    """
+    xt = _tensor(x, "x")
+    st = _tensor(scale, "scale")
+    zt = _optional_tensor(zero_point, "zero_point", _UINT8)
+    out_code, out_bytes, mask_bytes = _fake_quant_outputs(
+        out, mask_out, return_mask, xt[1], ("x", xt), ("scale", st), ("zero_point", zt)
+    )
+    raw = _qdq.extended_quantize_dequantize(
+        xt, st, zt, _attribute(axis, "axis"), out_code, out_bytes, bool(return_mask), mask_bytes
+    )
+    return _fake_quant_result(raw, xt[1], out, return_mask, mask_out)

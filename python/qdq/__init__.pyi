@@ -1,4 +1,4 @@
-from typing import Any, Optional, Union
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
@@ -111,3 +111,29 @@ def dynamic_quantize(
     out: Optional[np.ndarray] = None,
 ) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]: ...
 def dynamic_quantize_linear(x: Any, *, out: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+def quantize_dequantize(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    axis: int = 1,
+    block_size: int = 0,
+    saturate: int = 1,
+    quantized_dtype: DTypeLike = 0,
+    precision: DTypeLike = 0,
+    output_dtype: DTypeLike = 0,
+    opset: int = 25,
+    out: Optional[np.ndarray] = None,
+    return_mask: bool = False,
+    mask_out: Optional[np.ndarray] = None,
+) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]: ...
+def extended_quantize_dequantize(
+    x: Any,
+    scale: Any,
+    zero_point: Any = None,
+    *,
+    axis: int = 1,
+    out: Optional[np.ndarray] = None,
+    return_mask: bool = False,
+    mask_out: Optional[np.ndarray] = None,
+) -> Union[np.ndarray, Tuple[np.ndarray, np.ndarray]]: ...

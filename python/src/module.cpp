@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "directml.h"
+#include "fake_quant.h"
 #include "qdq/qdq.h"
 #include "qdq/qdq.hpp"
 #include "qdq/toolkit.hpp"
@@ -264,6 +265,7 @@ double time_executions(const qdq::Plan& plan, void* out, int64_t repeat) {
 NB_MODULE(_qdq, m) {
   m.doc() = "qdq core bindings (use the qdq package, not this module)";
   nb::exception<QdqError>(m, "QdqError", PyExc_ValueError);
+  register_fake_quant(m);  // qdq.quantize_dequantize (fake_quant.cpp)
 
   m.def(
       "quantize_linear",

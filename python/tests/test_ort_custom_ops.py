@@ -202,3 +202,45 @@ def test_library_registers_in_several_sessions():
         got = run_single("ExtendedQuantizeLinear", "com.amd.quark", np.arange(4, dtype=np.float32),
                          np.float32(1.0), np.int8(0), TP.INT8, 1)
         assert got == bytes([0, 1, 2, 3])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("code", [TP.INT8, TP.UINT4, TP.INT2, TP.UINT2, TP.FLOAT8E4M3FN, TP.FLOAT4E2M1])
+def test_ai_qdq_quantize_dequantize_linear_with_mask(code, threads):
+    """ai.qdq QuantizeDequantizeLinear: y and the bool mask equal qdq.quantize_dequantize's."""
+    rng = np.random.default_rng([SEED, code, threads])
+    x = float_inputs(rng, (4, 70))
+    scale = np.float32(rng.uniform(0.05, 1.0, size=(4, 3)))  # blocked along axis 1, partial last block
+    zp = np.zeros((4, 3), np.float32).astype(dtype(code))
+    if code in (TP.INT8, TP.UINT4, TP.INT2, TP.UINT2):
+        info = ml_dtypes.iinfo(dtype(code))
+        zp = rng.integers(int(info.min), int(info.max) + 1, size=(4, 3)).astype(dtype(code))
+    want_y, want_mask = qdq.quantize_dequantize(x, scale, zp, axis=1, block_size=32, return_mask=True)
+    node = helper.make_node("QuantizeDequantizeLinear", ["x", "s", "zp"], ["y", "mask"], domain="ai.qdq", axis=1,
+                            block_size=32)
+    sess = session([node], [], [helper.make_tensor_value_info("y", TP.FLOAT, [4, 70]),
+                                helper.make_tensor_value_info("mask", TP.BOOL, [4, 70])],
+                   [initializer("x", x), initializer("s", scale), initializer("zp", zp)], threads, ["ai.qdq"])
+    y, mask = sess.run(None, {})
+    np.testing.assert_array_equal(y.view(np.uint32), want_y.view(np.uint32))
+    np.testing.assert_array_equal(mask, want_mask)
+
+
+def test_ai_qdq_quantize_dequantize_linear_without_mask_and_with_a_bfloat16_y():
+    rng = np.random.default_rng(SEED)
+    x = float_inputs(rng, (2, 50)).astype(ml_dtypes.bfloat16)
+    scale = np.array([0.5, 0.25], ml_dtypes.bfloat16)
+    want = qdq.quantize_dequantize(x, scale, axis=0, quantized_dtype=np.int8)
+    got = run_single("QuantizeDequantizeLinear", "ai.qdq", x, scale, None, TP.BFLOAT16, 1, axis=0,
+                     quantized_dtype=TP.INT8)
+    assert got == want.tobytes()
+    # An e8m0 scale (y then needs no output_dtype: x's type).
+    e8m0 = np.array([0.5, 4.0], ml_dtypes.float8_e8m0fnu)
+    want = qdq.quantize_dequantize(x, e8m0, axis=0, quantized_dtype=np.uint8)
+    assert run_single("QuantizeDequantizeLinear", "ai.qdq", x, e8m0, None, TP.BFLOAT16, 1, axis=0,
+                      quantized_dtype=TP.UINT8) == want.tobytes()
+    node = helper.make_node("QuantizeDequantizeLinear", ["x", "s"], ["y"], domain="ai.qdq", axis=7)
+    sess = session([node], [], [helper.make_tensor_value_info("y", TP.BFLOAT16, [2, 50])],
+                   [initializer("x", x), initializer("s", scale)], 1, ["ai.qdq"])
+    with pytest.raises(Exception, match="axis"):
+        sess.run(None, {})

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "execute/execute.h"
 #include "execute/gathered.h"
 #include "execute/runs.h"
 #include "execute/thread_pool.h"
@@ -23,54 +24,81 @@ constexpr uint64_t kMinElementsPerTask = uint64_t{1} << 16;
 // Task boundaries are multiples of this, so that packed outputs never share a byte across tasks.
 constexpr uint64_t kTaskAlignment = 64;
 
-struct Job {
-  const Plan* plan;
-  Layout canonical;
-  MutableTensorView y;
+struct Ranges {
+  void (*range)(void* context, uint64_t begin, uint64_t end);
+  void* context;
+  uint64_t count;
   uint64_t task_size;
-  bool gathered = false;  // a strided x or y (DirectML descriptions)
-  exec::StridedWalk walk;
 };
 
-void run_range(const Job& job, uint64_t begin, uint64_t end) {
-  if (job.gathered) {
-    exec::execute_gathered_range(*job.plan, job.walk, begin, end, job.y.data);
-  } else {
-    kernels::execute_range(*job.plan, job.canonical, begin, end, job.y);
-  }
-}
-
 void run_task(void* context, uint64_t task) {
-  const Job& job = *static_cast<const Job*>(context);
-  const uint64_t begin = task * job.task_size;
-  const uint64_t end = std::min(job.plan->element_count, begin + job.task_size);
-  if (begin < end) run_range(job, begin, end);
-}
-
-Status check_output(const Plan& plan, const MutableTensorView& y) {
-  const std::string& op = plan.operator_name;
-  if (y.type != plan.output_type) {
-    const std::string given = find_element_type_info(y.type) != nullptr
-                                  ? std::string(name(y.type))
-                                  : "unknown code " + std::to_string(static_cast<int64_t>(y.type));
-    return Status::invalid_argument(op + ": output buffer has type " + given + " but the operator produces " +
-                                    std::string(name(plan.output_type)));
-  }
-  if (!std::equal(y.shape.begin(), y.shape.end(), plan.shape.begin(), plan.shape.end())) {
-    return Status::invalid_argument(op + ": output buffer has shape " + plan::shape_string(y.shape) +
-                                    " but the output has x's shape " + plan::shape_string(plan.shape));
-  }
-  if (plan.element_count > 0 && y.data == nullptr) {
-    return Status::invalid_argument(op + ": output buffer is null but the output has " +
-                                    std::to_string(plan.element_count) + " elements");
-  }
-  return {};
+  const Ranges& ranges = *static_cast<const Ranges*>(context);
+  const uint64_t begin = task * ranges.task_size;
+  const uint64_t end = std::min(ranges.count, begin + ranges.task_size);
+  if (begin < end) ranges.range(ranges.context, begin, end);
 }
 
 }  // namespace
 
+namespace exec {
+
+Status check_output(const std::string& op, std::string_view role, ElementType type, std::span<const int64_t> shape,
+                    uint64_t element_count, const MutableTensorView& y) {
+  if (y.type != type) {
+    const std::string given = find_element_type_info(y.type) != nullptr
+                                  ? std::string(name(y.type))
+                                  : "unknown code " + std::to_string(static_cast<int64_t>(y.type));
+    return Status::invalid_argument(op + ": " + std::string(role) + " has type " + given + " but the operator produces " +
+                                    std::string(name(type)));
+  }
+  if (!std::equal(y.shape.begin(), y.shape.end(), shape.begin(), shape.end())) {
+    return Status::invalid_argument(op + ": " + std::string(role) + " has shape " + plan::shape_string(y.shape) +
+                                    " but the output has x's shape " + plan::shape_string(shape));
+  }
+  if (element_count > 0 && y.data == nullptr) {
+    return Status::invalid_argument(op + ": " + std::string(role) + " is null but the output has " +
+                                    std::to_string(element_count) + " elements");
+  }
+  return {};
+}
+
+Status check_output(const Plan& plan, const MutableTensorView& y) {
+  return check_output(plan.operator_name, "output buffer", plan.output_type, plan.shape, plan.element_count, y);
+}
+
+void run_ranges(uint64_t count, const ParallelFor& host, void (*range)(void* context, uint64_t begin, uint64_t end),
+                void* context) {
+  Ranges ranges{range, context, count, count};
+  std::shared_ptr<ThreadPool> pool;
+  uint64_t threads = 1;
+  if (host.run != nullptr) {
+    threads = 64;  // the host decides how many run at once; offer enough tasks to balance
+  } else if (count >= 2 * kMinElementsPerTask) {
+    pool = default_pool();
+    threads = static_cast<uint64_t>(pool->threads());
+  }
+  uint64_t tasks = 1;
+  if (threads > 1 && count >= 2 * kMinElementsPerTask) {
+    // A few tasks per thread evens out uneven progress; never tasks smaller than the minimum.
+    tasks = std::min(threads * 4, count / kMinElementsPerTask);
+    uint64_t size = (count + tasks - 1) / tasks;
+    size = (size + kTaskAlignment - 1) / kTaskAlignment * kTaskAlignment;
+    ranges.task_size = size;
+    tasks = (count + size - 1) / size;
+  }
+  if (tasks == 1) {
+    range(context, 0, count);
+  } else if (host.run != nullptr) {
+    host.run(host.host, &run_task, &ranges, tasks);
+  } else {
+    pool->parallel_for(&run_task, &ranges, tasks);
+  }
+}
+
+}  // namespace exec
+
 Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOptions& options) {
-  if (Status s = check_output(plan, y); !s.ok()) return s;
+  if (Status s = exec::check_output(plan, y); !s.ok()) return s;
   if (plan.element_count == 0) return {};
   if (info(plan.output_type).is_packed() && y.layout == SubByteLayout::kPacked) {
     // Padding bits of a partly used last byte are zeros, as ONNX packs them; every path stores
@@ -86,36 +114,28 @@ Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOption
                             " scale " + std::string(name(plan.scale.type)) + " -> " +
                             std::string(name(plan.output_type)) + " (a planner accepted what no kernel covers)");
   }
-  Job job{&plan, exec::canonical_layout(plan.layout), y, plan.element_count, false, {}};
+  struct Job {
+    const Plan* plan;
+    Layout canonical;
+    MutableTensorView y;
+    bool gathered = false;  // a strided x or y (DirectML descriptions)
+    exec::StridedWalk walk;
+  } job{&plan, exec::canonical_layout(plan.layout), y, false, {}};
   if (!plan.x_strides.empty() || !plan.y_strides.empty()) {
     job.gathered = true;
     job.walk = exec::strided_walk(plan);
   }
-
-  std::shared_ptr<exec::ThreadPool> pool;
-  uint64_t threads = 1;
-  if (options.parallel_for.run != nullptr) {
-    threads = 64;  // the host decides how many run at once; offer enough tasks to balance
-  } else if (plan.element_count >= 2 * kMinElementsPerTask) {
-    pool = exec::default_pool();
-    threads = static_cast<uint64_t>(pool->threads());
-  }
-  uint64_t tasks = 1;
-  if (threads > 1 && plan.element_count >= 2 * kMinElementsPerTask) {
-    // A few tasks per thread evens out uneven progress; never tasks smaller than the minimum.
-    tasks = std::min(threads * 4, plan.element_count / kMinElementsPerTask);
-    uint64_t size = (plan.element_count + tasks - 1) / tasks;
-    size = (size + kTaskAlignment - 1) / kTaskAlignment * kTaskAlignment;
-    job.task_size = size;
-    tasks = (plan.element_count + size - 1) / size;
-  }
-  if (tasks == 1) {
-    run_range(job, 0, plan.element_count);
-  } else if (options.parallel_for.run != nullptr) {
-    options.parallel_for.run(options.parallel_for.host, &run_task, &job, tasks);
-  } else {
-    pool->parallel_for(&run_task, &job, tasks);
-  }
+  exec::run_ranges(
+      plan.element_count, options.parallel_for,
+      [](void* context, uint64_t begin, uint64_t end) {
+        const Job& j = *static_cast<const Job*>(context);
+        if (j.gathered) {
+          exec::execute_gathered_range(*j.plan, j.walk, begin, end, j.y.data);
+        } else {
+          kernels::execute_range(*j.plan, j.canonical, begin, end, j.y);
+        }
+      },
+      &job);
   return {};
 }
 

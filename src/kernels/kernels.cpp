@@ -404,6 +404,16 @@ struct Context {
   bool stream_output;  // y is written with non-temporal stores (see StreamOut)
   // 4- and 2-bit tensors: kPacked or kOneCodePerByte (other types: kPacked).
   SubByteLayout x_layout, y_layout;
+  // Where x and y lie (RangeBuffers): element i at x_data[i - x_first] and y[i - y_first].
+  const void* x_data;
+  uint64_t x_first, y_first;
+  // Range masks (RangeBuffers::range_mask): the quantized type's integer range, or for a float
+  // type the magnitude from which q no longer rounds to a finite code (at exactly the limit it
+  // still does when limit_inside: the largest code is even, so the tie rounds down to it).
+  float range_lowest, range_max, range_limit;
+  bool range_limit_inside;
+  // Fake-quant in lanes: the range mask written beside y (element i at mask[i - y_first]), or null.
+  uint8_t* mask;
 };
 
 // 32-bit integer scales and zero points hold values float32 cannot; they travel as their int32
@@ -590,16 +600,25 @@ struct IntegerOutput {
     return {hn::Sub(hn::Set(df, kLowest), zp), hn::Sub(hn::Set(df, kMax), zp),
             hn::Sub(hn::Set(di, 0x4B40'0000), hn::ConvertTo(di, zp))};
   }
+  static HWY_INLINE VF Clamped(VF q, const Bounds& b) {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+    // maxps returns its second operand when either is NaN: NaN becomes lo here.
+    return hn::Min(hn::Max(q, b.lo), b.hi);
+#else
+    return hn::IfThenElse(hn::IsNaN(q), b.lo, hn::Min(hn::Max(q, b.lo), b.hi));
+#endif
+  }
   static HWY_INLINE VI Codes(const Context&, VF q, VF, const Bounds& b) {
     const DF df;
     const DI di;
-#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-    // maxps returns its second operand when either is NaN: NaN becomes lo here.
-    const VF r = hn::Min(hn::Max(q, b.lo), b.hi);
-#else
-    const VF r = hn::IfThenElse(hn::IsNaN(q), b.lo, hn::Min(hn::Max(q, b.lo), b.hi));
-#endif
-    return hn::Sub(hn::BitCast(di, hn::Add(r, hn::Set(df, kMagic))), b.bias);
+    return hn::Sub(hn::BitCast(di, hn::Add(Clamped(q, b), hn::Set(df, kMagic))), b.bias);
+  }
+  // The code minus its zero point as a float32 value, which is what DequantizeLinear reads back
+  // from it (f32(code - zp), exact for these integers): round_half_even of the clamped quotient,
+  // by the same 1.5 * 2^23 addition, subtracted again. A zero comes out +0, as code - zp does.
+  static HWY_INLINE VF ValueMinusZeroPoint(VF q, const Bounds& b) {
+    const VF magic = hn::Set(DF(), kMagic);
+    return hn::Sub(hn::Add(Clamped(q, b), magic), magic);
   }
 };
 
@@ -611,6 +630,8 @@ struct FloatOutput {
   static constexpr bool kWide = false;
   static constexpr bool kSignedCodes = false;
   static constexpr int kCodeBits = F.sign_shift() + 1;
+  static constexpr const Format& kFormat = F;
+  static constexpr bool kAddsZero = kAddsZeroPoint;
   struct Bounds {};
   static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
   static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
@@ -630,6 +651,50 @@ struct FloatOutput {
     }
 #endif
     return Encode<F>(q, c.saturate);
+  }
+};
+
+// --- Range masks (fake quantization's straight-through mask) -----------------------------------
+
+// 1 in a code lane where the quotient q (as the quantize pipeline computed it) falls inside the
+// output type's range before any clamp, else 0; NaN is outside (every comparison with it fails).
+// Integer types: lowest <= round_half_even(q) + zp <= max, compared as round(q) against
+// [lowest - zp, max - zp] (integers, exact in float32).
+struct IntegerRangeMask {
+  static constexpr bool kIsInteger = true;
+  static constexpr bool kWide = false;
+  static constexpr bool kSignedCodes = false;
+  static constexpr int kCodeBits = 8;
+  struct Bounds {};
+  static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
+  static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
+    const DF df;
+    const DI di;
+    const VF r = hn::Round(q);  // ties to even, as the quantize rounding
+    const auto inside = hn::And(hn::Ge(r, hn::Sub(hn::Set(df, c.range_lowest), zp)),
+                                hn::Le(r, hn::Sub(hn::Set(df, c.range_max), zp)));
+    return hn::IfThenElseZero(hn::RebindMask(di, inside), hn::Set(di, 1));
+  }
+};
+
+// Float types: q (plus the zero point where the plan adds it) rounds to a finite code, i.e. its
+// magnitude is below the midpoint between the largest finite value and the next binade step.
+struct FloatRangeMask {
+  static constexpr bool kIsInteger = false;
+  static constexpr bool kWide = false;
+  static constexpr bool kSignedCodes = false;
+  static constexpr int kCodeBits = 8;
+  struct Bounds {};
+  static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
+  static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
+    const DF df;
+    const DI di;
+    if (c.apply_zero_point) q = hn::Add(q, zp);
+    const VF magnitude = hn::Abs(q);
+    const VF limit = hn::Set(df, c.range_limit);
+    auto inside = hn::Lt(magnitude, limit);
+    if (c.range_limit_inside) inside = hn::Or(inside, hn::Eq(magnitude, limit));
+    return hn::IfThenElseZero(hn::RebindMask(di, inside), hn::Set(di, 1));
   }
 };
 
@@ -720,12 +785,11 @@ void StageFloat64Quotients(const Context& c, uint64_t at, size_t k, const Operan
   const DFD df32;
   const DID di;
   const size_t n = hn::Lanes(dd);
-  const Plan& plan = *c.plan;
   const int32_t* x_words = nullptr;
   if constexpr (kX == ElementType::kInt32) {
-    x_words = static_cast<const int32_t*>(plan.x.data) + at;  // int32 x is exact in float64
+    x_words = static_cast<const int32_t*>(c.x_data) + (at - c.x_first);  // int32 x is exact in float64
   } else {
-    LoadAsFloat(*c.x, plan.x.data, at, k, x_values);  // float x is exact in float32
+    LoadAsFloat(*c.x, c.x_data, at - c.x_first, k, x_values);  // float x is exact in float32
   }
   const bool add_zero_point = !kIntegerOutput && c.apply_zero_point;
   HWY_ALIGN int32_t x_tail[64];
@@ -787,13 +851,71 @@ HWY_INLINE void StoreCodes(VI code, Code* destination) {
   }
 }
 
+// One block's vectors in order: compute(xp, s, per_vector_scale, zp, bounds, destination, i) on
+// whole vectors of x (from element i of the block) with their scale (a block's value, one per element, or `scale_constant` itself,
+// which callers may have prepared: per_vector_scale is false then) and their zero point with the
+// bounds derived from it. A partial last vector goes through zero-padded copies, so that nothing
+// is read past a tensor, and its k - i results are copied to out + i.
+template <class Output, typename XT, typename T, class Compute>
+HWY_INLINE void WalkVectors(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
+                            const XT* x, VF scale_constant, VF zp_constant,
+                            const typename Output::Bounds& bounds_constant, T* out, const Compute& compute) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  HWY_ALIGN XT x_tail[64];
+  HWY_ALIGN float scale_tail[64];
+  HWY_ALIGN float zp_tail[64];
+  HWY_ALIGN T out_tail[64];
+  size_t i = 0;
+  if (o.per_block) {
+    const bool has_zp = c.zero_point != nullptr;
+    // Block b of this stretch and the position in it, stepped per vector (no division).
+    uint64_t b = 0;
+    uint64_t position = (run.block_phase + offset) % run.block;
+    for (; i + N <= k; i += N) {
+      const VF s = hn::Set(df, o.scale.block[b]);
+      const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+      compute(x + i, s, true, zp, has_zp ? Output::MakeBounds(zp) : bounds_constant, out + i, i);
+      position += N;
+      if (position == run.block) {
+        position = 0;
+        ++b;
+      }
+    }
+    // Whole vectors per block and k a multiple of the lanes unless the run ends here.
+    if (i < k) {
+      const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+      compute(StageTail(x, i, k, x_tail), hn::Set(df, o.scale.block[b]), true, zp,
+              has_zp ? Output::MakeBounds(zp) : bounds_constant, out_tail, i);
+      std::memcpy(out + i, out_tail, (k - i) * sizeof(T));
+    }
+    return;
+  }
+  auto body = [&](const XT* xp, const float* sp, const float* zpp, T* destination) HWY_ATTR {
+    const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
+    if (zpp) {
+      const VF zp = hn::LoadU(df, zpp);
+      compute(xp, s, sp != nullptr, zp, Output::MakeBounds(zp), destination, i);
+    } else {
+      compute(xp, s, sp != nullptr, zp_constant, bounds_constant, destination, i);
+    }
+  };
+  const float* sp = o.scale.values;
+  const float* zpp = o.zero_point.values;
+  for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zpp ? zpp + i : nullptr, out + i);
+  if (i < k) {
+    body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
+         zpp ? StageTail(zpp, i, k, zp_tail) : nullptr, out_tail);
+    std::memcpy(out + i, out_tail, (k - i) * sizeof(T));
+  }
+}
+
 template <class Output, ElementType kX>
 void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   using XT = typename XInput<kX>::T;
   using Code = CodeType<Output::kCodeBits>;
   const DF df;
   const size_t N = hn::Lanes(df);
-  const Plan& plan = *c.plan;
   const bool packed = c.y->is_packed() && c.y_layout == SubByteLayout::kPacked;
   // One code per byte: the high bits of each byte are zero (the codes are two's complement and
   // a float4 encoding leaves bits above the code).
@@ -805,19 +927,18 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   HWY_ALIGN Code codes[kPadded];  // packed outputs: one code per byte before packing
   HWY_ALIGN float staged[kPadded];
   HWY_ALIGN float x_values[kPadded];
-  HWY_ALIGN XT x_tail[64];
-  HWY_ALIGN float scale_tail[64];
   HWY_ALIGN float zp_tail[64];
   HWY_ALIGN Code out_tail[64];
   Operands o;
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
     const uint64_t at = run.x_index + offset;
-    const XT* x = static_cast<const XT*>(plan.x.data) + at;
+    const uint64_t y_at = at - c.y_first;
+    const XT* x = static_cast<const XT*>(c.x_data) + (at - c.x_first);
     LoadOperands(c, run, offset, k, &o);
     const VF zp_constant = hn::Set(df, o.zero_point.constant);
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
-    Code* out = through_buffer ? codes : static_cast<Code*>(y) + at;
+    Code* out = through_buffer ? codes : static_cast<Code*>(y) + y_at;
     // The codes of one vector of quotients q, with their zero point and the bounds derived from it.
     auto emit = [&](VF q, VF zp, const typename Output::Bounds& bounds, Code* destination) HWY_ATTR {
       const VI code = Output::Codes(c, q, zp, bounds);
@@ -843,11 +964,10 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         if (tail) std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
       }
     } else {
-      const VF scale_constant = RoundToPrecision(precision, hn::Set(df, o.scale.constant));
       // One vector: x, its scale (already in the division precision unless round_scale) and its
       // zero point with the bounds derived from it.
       auto compute = [&](const XT* xp, VF s, bool round_scale, VF zp, const typename Output::Bounds& bounds,
-                         Code* destination) HWY_ATTR {
+                         Code* destination, size_t) HWY_ATTR {
         VF xv = XInput<kX>::Load(xp);
         if (precision != Precision::kFloat32) {
           xv = RoundToPrecision(precision, xv);
@@ -857,59 +977,20 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
         emit(q, zp, bounds, destination);
       };
-      auto body = [&](const XT* xp, const float* sp, const float* zpp, Code* destination) HWY_ATTR {
-        const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
-        if (zpp) {
-          const VF zp = hn::LoadU(df, zpp);
-          compute(xp, s, sp != nullptr, zp, Output::MakeBounds(zp), destination);
-        } else {
-          compute(xp, s, sp != nullptr, zp_constant, bounds_constant, destination);
-        }
-      };
-      if (o.per_block) {
-        const bool has_zp = c.zero_point != nullptr;
-        // Block b of this stretch and the position in it, stepped per vector (no division).
-        uint64_t b = 0;
-        uint64_t position = (run.block_phase + offset) % run.block;
-        for (; i + N <= k; i += N) {
-          const VF s = hn::Set(df, o.scale.block[b]);
-          const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
-          compute(x + i, s, true, zp, has_zp ? Output::MakeBounds(zp) : bounds_constant, out + i);
-          position += N;
-          if (position == run.block) {
-            position = 0;
-            ++b;
-          }
-        }
-        // Whole vectors per block and k a multiple of the lanes unless the run ends here.
-        if (i < k) {
-          const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
-          compute(StageTail(x, i, k, x_tail), hn::Set(df, o.scale.block[b]), true, zp,
-                  has_zp ? Output::MakeBounds(zp) : bounds_constant, out_tail);
-          std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
-        }
-      } else {
-        const float* sp = o.scale.values;
-        const float* zpp = o.zero_point.values;
-        for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zpp ? zpp + i : nullptr, out + i);
-        if (i < k) {
-          body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
-               zpp ? StageTail(zpp, i, k, zp_tail) : nullptr, out_tail);
-          std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
-        }
-      }
+      WalkVectors<Output>(c, run, offset, k, o, x, RoundToPrecision(precision, hn::Set(df, o.scale.constant)),
+                          zp_constant, bounds_constant, out, compute);
     }
     if constexpr (Output::kWide) {
       Output::FinishWide(o.wide_zero_point, c.zero_point != nullptr && c.apply_zero_point, k, codes);
-      if (!c.stream_output) std::memcpy(static_cast<Code*>(y) + at, codes, k * sizeof(Code));
+      if (!c.stream_output) std::memcpy(static_cast<Code*>(y) + y_at, codes, k * sizeof(Code));
     }
     if constexpr (sizeof(Code) == 1) {
       if (packed) {
-        Pack(*c.y, codes, k, y, at);
+        Pack(*c.y, codes, k, y, y_at);
         continue;
       }
     }
-    if (c.stream_output) StreamOut(codes, k * sizeof(Code), static_cast<Code*>(y) + at);
+    if (c.stream_output) StreamOut(codes, k * sizeof(Code), static_cast<Code*>(y) + y_at);
   }
 }
 
@@ -992,14 +1073,38 @@ struct WideIntegerInput {
   }
 };
 
+// DequantizeLinear's product (x - zp) * s; NaN x NaN: the scale's NaN, as numpy (and so the
+// reference) computes it, quieted as any arithmetic on it would.
+HWY_INLINE VF DequantizedProduct(VF v, VF s) {
+  const DF df;
+  const VF quiet_scale = hn::Or(s, hn::BitCast(df, hn::Set(DI(), 0x0040'0000)));
+  return hn::IfThenElse(hn::IsNaN(s), quiet_scale, hn::Mul(v, s));
+}
+
+// One vector of float32 results rounded once to the output type and stored.
+template <ElementType kOut, typename YT>
+HWY_INLINE void StoreAsOutput(VF product, YT* destination) {
+  if constexpr (kOut == ElementType::kFloat32) {
+    hn::StoreU(product, DF(), destination);
+  } else if constexpr (kOut == ElementType::kFloat16) {
+#ifdef QDQ_F16C
+    StoreHalf(ToHalf(product), destination);
+#else
+    const hn::Rebind<uint16_t, DI> d16;
+    hn::StoreU(hn::DemoteTo(d16, Encode<kFloat16Format>(product, false)), d16, destination);
+#endif
+  } else {
+    const hn::Rebind<uint16_t, DI> d16;
+    hn::StoreU(hn::DemoteTo(d16, Bfloat16Bits(product)), d16, destination);
+  }
+}
+
 template <class Input, ElementType kOut>
 void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   using XT = typename Input::T;
   using YT = std::conditional_t<kOut == ElementType::kFloat32, float, uint16_t>;
   const DF df;
-  const hn::Rebind<uint16_t, DI> d16;
   const size_t N = hn::Lanes(df);
-  const Plan& plan = *c.plan;
   HWY_ALIGN uint8_t unpacked[kPadded];
   HWY_ALIGN float difference[kPadded];  // wide x: x - zp
   HWY_ALIGN XT x_tail[64];
@@ -1012,43 +1117,30 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
     const uint64_t at = run.x_index + offset;
+    const uint64_t x_at = at - c.x_first;
     LoadOperands(c, run, offset, k, &o);
     const XT* x;
     if constexpr (Input::kPacked) {
       if (c.x_layout == SubByteLayout::kOneCodePerByte) {
-        x = static_cast<const XT*>(plan.x.data) + at;  // the codes' own bytes (Load masks them)
+        x = static_cast<const XT*>(c.x_data) + x_at;  // the codes' own bytes (Load masks them)
       } else {
-        Unpack(*c.x, plan.x.data, at, k, unpacked);
+        Unpack(*c.x, c.x_data, x_at, k, unpacked);
         x = unpacked;
       }
     } else if constexpr (Input::kWide) {
-      Input::StageWideDifference(static_cast<const int32_t*>(plan.x.data) + at, o.wide_zero_point,
+      Input::StageWideDifference(static_cast<const int32_t*>(c.x_data) + x_at, o.wide_zero_point,
                                  c.zero_point != nullptr && c.apply_zero_point, k, difference);
       x = difference;
     } else {
-      x = static_cast<const XT*>(plan.x.data) + at;
+      x = static_cast<const XT*>(c.x_data) + x_at;
     }
     const VF scale_constant = hn::Set(df, o.scale.constant);
     const VF zp_constant = hn::Set(df, o.zero_point.constant);
-    YT* out = c.stream_output ? staged : static_cast<YT*>(y) + at;
+    YT* out = c.stream_output ? staged : static_cast<YT*>(y) + (at - c.y_first);
     auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
       VF v = Input::Load(xp);
       if (subtract) v = hn::Sub(v, zp);
-      // NaN x NaN: the scale's NaN, as numpy (and so the reference) computes it, quieted as any
-      // arithmetic on it would.
-      const VF quiet_scale = hn::Or(s, hn::BitCast(df, hn::Set(DI(), 0x0040'0000)));
-      const VF product = hn::IfThenElse(hn::IsNaN(s), quiet_scale, hn::Mul(v, s));
-      if constexpr (kOut == ElementType::kFloat32) {
-        hn::StoreU(product, df, destination);
-      } else if constexpr (kOut == ElementType::kFloat16) {
-#ifdef QDQ_F16C
-        StoreHalf(ToHalf(product), destination);
-#else
-        hn::StoreU(hn::DemoteTo(d16, Encode<kFloat16Format>(product, false)), d16, destination);
-#endif
-      } else {
-        hn::StoreU(hn::DemoteTo(d16, Bfloat16Bits(product)), d16, destination);
-      }
+      StoreAsOutput<kOut>(DequantizedProduct(v, s), destination);
     };
     auto body = [&](const XT* xp, const float* sp, const float* zpp, YT* destination) HWY_ATTR {
       compute(xp, sp ? hn::LoadU(df, sp) : scale_constant, zpp ? hn::LoadU(df, zpp) : zp_constant, destination);
@@ -1083,7 +1175,149 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
         std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
       }
     }
-    if (c.stream_output) StreamOut(staged, k * sizeof(YT), static_cast<YT*>(y) + at);
+    if (c.stream_output) StreamOut(staged, k * sizeof(YT), static_cast<YT*>(y) + (at - c.y_first));
+  }
+}
+
+// --- Fake quantization: DequantizeLinear(QuantizeLinear(x)) without the codes leaving lanes ------
+
+// Decode<F>(Encode<F>(v, saturate)) computed on the value, without forming the code: the same
+// round-to-nearest-even (normal magnitudes on the bit pattern, the carry moving into the
+// exponent; subnormals by adding and subtracting 1.5 * 2^k, k the subnormal spacing's exponent
+// plus 23), and Encode's spellings as Decode reads them back: past the rounding midpoint above the
+// largest value (unless clamped first) infinity or the quiet NaN, NaN as the quiet NaN with x's sign,
+// FNUZ's one NaN code (0x80) as the negative quiet NaN, no -0 where the format has none, and
+// float4's NaN as +6.
+template <const Format& F>
+HWY_INLINE VF RoundThroughFormat(VF v, bool saturate) {
+  const DF df;
+  const DU du;
+  constexpr int m = F.mantissa_bits;
+  constexpr int shift = 23 - m;
+  constexpr float kLargest = magnitude_value(F, F.max_code);
+  const bool clamps = saturate || F.nan_style == NanStyle::kNone;
+  VF magnitude = hn::Abs(v);
+  if (clamps) magnitude = hn::Min(magnitude, hn::Set(df, kLargest));  // NaN lanes are replaced below
+  const VU bits = hn::BitCast(du, magnitude);
+  const VU lsb = hn::And(hn::ShiftRight<shift>(bits), hn::Set(du, 1u));
+  const VU normal = hn::AndNot(hn::Set(du, low_mask(shift)), hn::Add(bits, hn::Add(lsb, hn::Set(du, low_mask(shift - 1)))));
+  constexpr float kSubnormalMagic = 1.5f * exp2f_exact(23 + 1 - F.bias - m);
+  const VF subnormal = hn::Sub(hn::Add(magnitude, hn::Set(df, kSubnormalMagic)), hn::Set(df, kSubnormalMagic));
+  VF rounded = hn::IfThenElse(hn::Lt(magnitude, hn::Set(df, exp2f_exact(1 - F.bias))), subnormal, hn::BitCast(df, normal));
+  const VF quiet_nan = hn::BitCast(df, hn::Set(du, 0x7FC0'0000u));
+  auto overflow = hn::Lt(magnitude, hn::Zero(df));  // none yet
+  if (!clamps) {
+    // Midway between the largest value and the next step; a tie rounds to the even neighbour.
+    constexpr float kLimit = (kLargest + magnitude_value(F, F.max_code + 1)) / 2;
+    overflow = (F.max_code & 1) == 0 ? hn::Gt(magnitude, hn::Set(df, kLimit)) : hn::Ge(magnitude, hn::Set(df, kLimit));
+    const VF overflowed = F.has_infinity ? hn::BitCast(df, hn::Set(du, 0x7F80'0000u)) : quiet_nan;
+    rounded = hn::IfThenElse(overflow, overflowed, rounded);
+  }
+  const auto is_nan = hn::IsNaN(v);
+  if constexpr (F.nan_style != NanStyle::kNone) rounded = hn::IfThenElse(is_nan, quiet_nan, rounded);
+  const VU sign = hn::And(hn::BitCast(du, v), hn::Set(du, 0x8000'0000u));
+  VF value;
+  if constexpr (F.has_negative_zero) {
+    value = hn::Or(rounded, hn::BitCast(df, sign));
+  } else {  // the sign goes only on nonzero magnitudes
+    const auto nonzero = hn::RebindMask(df, hn::Ne(hn::BitCast(du, rounded), hn::Zero(du)));
+    value = hn::Or(rounded, hn::IfThenElseZero(nonzero, hn::BitCast(df, sign)));
+  }
+  if constexpr (F.nan_style == NanStyle::kNegativeZero) {
+    value = hn::IfThenElse(hn::Or(is_nan, overflow), hn::BitCast(df, hn::Set(du, 0xFFC0'0000u)), value);
+  } else if constexpr (F.nan_style == NanStyle::kNone) {
+    value = hn::IfThenElse(is_nan, hn::Set(df, kLargest), value);
+  }
+  return value;
+}
+
+// The value DequantizeLinear reads back from QuantizeLinear's code of q, without forming the code:
+// an integer code minus its zero point; a float code's value (its zero point, required 0 by
+// DequantizeLinear, is added where QuantizeLinear adds it and never subtracted).
+template <class Output>
+HWY_INLINE VF DequantizedCode(const Context& c, VF q, VF zp, const typename Output::Bounds& bounds) {
+  if constexpr (Output::kIsInteger) {
+    return Output::ValueMinusZeroPoint(q, bounds);
+  } else {
+    if constexpr (Output::kAddsZero) {
+      if (c.apply_zero_point) q = hn::IfThenElse(hn::IsNaN(q), q, hn::Add(q, zp));
+    }
+    return RoundThroughFormat<Output::kFormat>(q, c.saturate);
+  }
+}
+
+// A block of float32 results (lanes up to a whole vector past k) to y as its output type, with
+// streaming stores when the output is streamed.
+void StoreBlock(const Context& c, const float* values, size_t k, void* y, uint64_t y_at) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  if (c.y->type == ElementType::kFloat32) {
+    StreamOut(values, k * sizeof(float), static_cast<float*>(y) + y_at);
+    return;
+  }
+  HWY_ALIGN uint16_t halves[kPadded];
+  for (size_t i = 0; i < k; i += N) {
+    if (c.y->type == ElementType::kFloat16) {
+      StoreAsOutput<ElementType::kFloat16>(hn::LoadU(df, values + i), halves + i);
+    } else {
+      StoreAsOutput<ElementType::kBfloat16>(hn::LoadU(df, values + i), halves + i);
+    }
+  }
+  if (c.stream_output) {
+    StreamOut(halves, k * sizeof(uint16_t), static_cast<uint16_t*>(y) + y_at);
+  } else {
+    std::memcpy(static_cast<uint16_t*>(y) + y_at, halves, k * sizeof(uint16_t));
+  }
+}
+
+// QuantizeRun's arithmetic (the quotient in the division precision, Output::Codes) followed in
+// the same lanes by DequantizeRun's (the codes' values times the scale as DequantizeLinear reads
+// it, unrounded). y is float32, float16 or bfloat16 (c.y).
+template <class Output, ElementType kX>
+void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
+  using XT = typename XInput<kX>::T;
+  const DF df;
+  const Precision precision = c.precision;
+  // float32 y not streamed is written in place; otherwise the block is staged here first.
+  const bool in_place = c.y->type == ElementType::kFloat32 && !c.stream_output;
+  HWY_ALIGN float staged[kPadded];
+  HWY_ALIGN uint8_t mask_block[kPadded];
+  using RangeMask = std::conditional_t<Output::kIsInteger, IntegerRangeMask, FloatRangeMask>;
+  Operands o;
+  for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
+    const uint64_t at = run.x_index + offset;
+    const uint64_t y_at = at - c.y_first;
+    const XT* x = static_cast<const XT*>(c.x_data) + (at - c.x_first);
+    LoadOperands(c, run, offset, k, &o);
+    const VF zp_constant = hn::Set(df, o.zero_point.constant);
+    const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
+    float* out = in_place ? static_cast<float*>(y) + y_at : staged;
+    // The divisor in the division precision; DequantizeLinear multiplies by the scale as it is.
+    auto compute = [&](const XT* xp, VF s, bool, VF zp, const typename Output::Bounds& bounds, float* destination,
+                       size_t i) HWY_ATTR {
+      VF xv = XInput<kX>::Load(xp);
+      VF divisor = s;
+      if (precision != Precision::kFloat32) {
+        xv = RoundToPrecision(precision, xv);
+        divisor = RoundToPrecision(precision, s);
+      }
+      VF q = hn::Div(xv, divisor);
+      if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
+      const VF value = DequantizedCode<Output>(c, q, zp, bounds);
+      hn::StoreU(DequantizedProduct(value, s), df, destination);
+      if (c.mask != nullptr) StoreLowBytes(RangeMask::Codes(c, q, zp, {}), mask_block + i);
+    };
+    WalkVectors<Output>(c, run, offset, k, o, x, hn::Set(df, o.scale.constant), zp_constant, bounds_constant, out,
+                        compute);
+    if (!in_place) StoreBlock(c, staged, k, y, y_at);
+    if (c.mask != nullptr) {
+      if (c.stream_output) {
+        StreamOut(mask_block, k, c.mask + y_at);
+      } else {
+        std::memcpy(c.mask + y_at, mask_block, k);
+      }
+    }
   }
 }
 
@@ -1162,6 +1396,52 @@ RunFunction SelectDequantize(ElementType x, ElementType out) {
   }
 }
 
+template <class Output>
+RunFunction SelectFakeQuantInput(ElementType x) {
+  switch (x) {
+    case ElementType::kFloat32: return &FakeQuantRun<Output, ElementType::kFloat32>;
+    case ElementType::kFloat16: return &FakeQuantRun<Output, ElementType::kFloat16>;
+    case ElementType::kBfloat16: return &FakeQuantRun<Output, ElementType::kBfloat16>;
+    default: return nullptr;  // int32 x: through a code buffer
+  }
+}
+
+// The in-lane fake-quant of a quantize plan: float x divided in a float precision, to the 8-, 16-,
+// 4- and 2-bit integers, float8 and float4 (Quark's 32-bit and float16 / bfloat16 codes, an int32
+// scale's float64 division and int32 x go through a code buffer instead).
+RunFunction SelectFakeQuant(const Plan& quantize) {
+  if (quantize.operation != Operation::kQuantize || quantize.precision == Precision::kFloat64) return nullptr;
+  if (quantize.has_zero_point && IsWide(info(quantize.zero_point.type))) return nullptr;
+  const ElementType x = quantize.x.type;
+  switch (quantize.output_type) {
+    case ElementType::kUint8: return SelectFakeQuantInput<IntegerOutput<8, false>>(x);
+    case ElementType::kInt8: return SelectFakeQuantInput<IntegerOutput<8, true>>(x);
+    case ElementType::kUint16: return SelectFakeQuantInput<IntegerOutput<16, false>>(x);
+    case ElementType::kInt16: return SelectFakeQuantInput<IntegerOutput<16, true>>(x);
+    case ElementType::kUint4: return SelectFakeQuantInput<IntegerOutput<4, false>>(x);
+    case ElementType::kInt4: return SelectFakeQuantInput<IntegerOutput<4, true>>(x);
+    case ElementType::kUint2: return SelectFakeQuantInput<IntegerOutput<2, false>>(x);
+    case ElementType::kInt2: return SelectFakeQuantInput<IntegerOutput<2, true>>(x);
+    case ElementType::kFloat8E4M3FN: return SelectFakeQuantInput<FloatOutput<kE4M3FN, false>>(x);
+    case ElementType::kFloat8E4M3FNUZ: return SelectFakeQuantInput<FloatOutput<kE4M3FNUZ, false>>(x);
+    case ElementType::kFloat8E5M2: return SelectFakeQuantInput<FloatOutput<kE5M2, false>>(x);
+    case ElementType::kFloat8E5M2FNUZ: return SelectFakeQuantInput<FloatOutput<kE5M2FNUZ, false>>(x);
+    case ElementType::kFloat4E2M1: return SelectFakeQuantInput<FloatOutput<kE2M1, true>>(x);
+    default: return nullptr;
+  }
+}
+
+RunFunction SelectRangeMask(const Plan& plan) {
+  if (plan.operation != Operation::kQuantize || SelectQuantize(plan.x.type, plan.scale.type, plan.output_type,
+                                                                 plan.precision) == nullptr) {
+    return nullptr;
+  }
+  const ElementTypeInfo& out = info(plan.output_type);
+  if (out.is_integer() && out.bits == 32) return nullptr;  // Quark's int32 / uint32: no mask
+  return out.is_integer() ? SelectQuantizeInput<IntegerRangeMask>(plan.x.type)
+                          : SelectQuantizeInput<FloatRangeMask>(plan.x.type);
+}
+
 RunFunction Select(const Plan& plan) {
   const bool float_output = plan.output_type == ElementType::kFloat32 || plan.output_type == ElementType::kFloat16 ||
                             plan.output_type == ElementType::kBfloat16;
@@ -1173,23 +1453,54 @@ RunFunction Select(const Plan& plan) {
 
 // Whether a kernel runs this plan (the same answer on every target).
 bool HasKernel(const Plan& plan) { return Select(plan) != nullptr; }
+bool HasRangeMask(const Plan& plan) { return SelectRangeMask(plan) != nullptr; }
+bool HasFakeQuant(const Plan& quantize) { return SelectFakeQuant(quantize) != nullptr; }
+
+// The range mask's limits for a quantized type (Context::range_*).
+void SetRangeLimits(const ElementTypeInfo& type, Context* c) {
+  c->range_lowest = static_cast<float>(type.lowest);
+  c->range_max = static_cast<float>(type.max);
+  if (type.is_float()) {
+    // max = significand * 2^exponent with significand in [0.5, 1): its last place is
+    // 2^(exponent - 1 - mantissa bits); half of it above max is the rounding midpoint (exact in
+    // float32 for every quantized float type).
+    int exponent = 0;
+    std::frexp(type.max, &exponent);
+    const double last_place = std::ldexp(1.0, exponent - 1 - type.mantissa_bits);
+    c->range_limit = static_cast<float>(type.max + last_place / 2);
+    c->range_limit_inside = std::fmod(type.max / last_place, 2.0) == 0.0;  // even largest code
+  }
+}
 
 void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end,
-                  const MutableTensorView& y_view) {
+                  const MutableTensorView& y_view, const RangeBuffers& buffers) {
   void* y = y_view.data;
   Context c;
   c.plan = &plan;
   c.x = &info(plan.x.type);
   c.scale = &info(plan.scale.type);
   c.zero_point = plan.has_zero_point ? &info(plan.zero_point.type) : nullptr;
-  c.y = &info(plan.output_type);
+  // A mask is one uint8 per element whatever the quantized type; a fake-quant writes the
+  // dequantize plan's output.
+  const ElementType y_type = buffers.range_mask        ? ElementType::kUint8
+                             : buffers.fused_dequantize ? buffers.fused_dequantize->output_type
+                                                        : plan.output_type;
+  c.y = &info(y_type);
   c.precision = plan.precision;
   c.saturate = plan.saturate;
   c.apply_zero_point = plan.apply_zero_point;
   c.x_layout = plan.x.layout;
   c.y_layout = y_view.layout;
-  c.stream_output = storage_bytes(plan.output_type, plan.element_count, y_view.layout) >= kStreamingOutputBytes;
-  const RunFunction run_function = Select(plan);
+  c.stream_output = buffers.allow_streaming &&
+                    storage_bytes(y_type, plan.element_count, y_view.layout) >= kStreamingOutputBytes;
+  c.x_data = buffers.x_data != nullptr ? buffers.x_data : plan.x.data;
+  c.x_first = buffers.x_first;
+  c.y_first = buffers.y_first;
+  c.mask = buffers.fused_dequantize != nullptr ? buffers.fused_mask : nullptr;
+  if (buffers.range_mask || c.mask != nullptr) SetRangeLimits(info(plan.output_type), &c);
+  const RunFunction run_function = buffers.range_mask         ? SelectRangeMask(plan)
+                                   : buffers.fused_dequantize ? SelectFakeQuant(plan)
+                                                              : Select(plan);
   exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); });
 #if HWY_ARCH_X86
   // Streaming stores are weakly ordered: complete them before the task reports itself done.
@@ -1207,12 +1518,16 @@ namespace qdq::kernels {
 HWY_EXPORT(ExecuteRange);
 
 HWY_EXPORT(HasKernel);
+HWY_EXPORT(HasRangeMask);
+HWY_EXPORT(HasFakeQuant);
 
 bool covers(const Plan& plan) { return HWY_DYNAMIC_DISPATCH(HasKernel)(plan); }
+bool covers_range_mask(const Plan& plan) { return HWY_DYNAMIC_DISPATCH(HasRangeMask)(plan); }
+bool covers_fake_quant(const Plan& quantize) { return HWY_DYNAMIC_DISPATCH(HasFakeQuant)(quantize); }
 
 void execute_range(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end,
-                   const MutableTensorView& y) {
-  HWY_DYNAMIC_DISPATCH(ExecuteRange)(plan, canonical, begin, end, y);
+                   const MutableTensorView& y, const RangeBuffers& buffers) {
+  HWY_DYNAMIC_DISPATCH(ExecuteRange)(plan, canonical, begin, end, y, buffers);
 }
 
 std::vector<int64_t> supported_targets() { return hwy::SupportedAndGeneratedTargets(); }

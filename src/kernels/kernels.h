@@ -16,11 +16,41 @@ namespace qdq::kernels {
 // sub-byte layout. tests/kernel_coverage_test.cpp enumerates them from the element-type table.
 bool covers(const Plan& plan);
 
+// Where a range's x is read and y written when they are not the plan's whole tensors (the fused
+// fake-quant runs a chunk through Q into a small code buffer, then DQ out of it): element i of x
+// is at x_data[i - x_first], element i of y at y.data[i - y_first] (packed buffers: x_first and
+// y_first multiples of 8). Scales and zero points are still indexed by the global element i.
+struct RangeBuffers {
+  const void* x_data = nullptr;  // nullptr: the plan's x
+  uint64_t x_first = 0;
+  uint64_t y_first = 0;
+  bool allow_streaming = true;  // false: y is a buffer read back at once, never streamed past the cache
+  // Quantize plans only: instead of codes, y (uint8, one per element) gets the straight-through
+  // mask, 1 where q = x / scale (as the plan computes it) falls inside the output type's range
+  // before any clamp, 0 elsewhere and for NaN (docs/semantics.md, "Fake quantization").
+  bool range_mask = false;
+  // Quantize plans only: y is this dequantize plan applied to the plan's codes (y of its output
+  // type), computed in the same lanes; for the pairs covers_fake_quant accepts.
+  const Plan* fused_dequantize = nullptr;
+  // With fused_dequantize: also the range mask (as range_mask defines it) from the same lanes,
+  // one byte per element, element i at fused_mask[i - y_first]; null for none.
+  uint8_t* fused_mask = nullptr;
+};
+
 // Elements [begin, end) of the plan into y, over the canonical layout (execute/runs.h). Selects
 // the target once per call. For packed outputs, begin and end are multiples of 8 or end is the
 // element count, so that no two calls write one byte.
 void execute_range(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end,
-                   const MutableTensorView& y);
+                   const MutableTensorView& y, const RangeBuffers& buffers = {});
+
+// Whether execute_range computes the range mask of this quantize plan (every output but Quark's
+// int32 and uint32).
+bool covers_range_mask(const Plan& plan);
+
+// Whether execute_range runs this quantize plan fused with its dequantize in lanes
+// (RangeBuffers::fused_dequantize): float x divided in a float precision to the 8-, 16-, 4- and
+// 2-bit integers, float8 and float4; the other pairs go through a code buffer.
+bool covers_fake_quant(const Plan& quantize);
 
 // Highway targets compiled in and supported by this CPU, best first (bit values of HWY_*), and
 // their names.

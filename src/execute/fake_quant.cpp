@@ -1,0 +1,118 @@
+// Execution of the fused fake-quant. Most plans run one kernel that computes the codes and their
+// dequantized values in the same lanes (kernels::covers_fake_quant). The others walk each task's
+// range in chunks small enough for the caches: a chunk goes through the quantize kernel into a
+// per-task code buffer and at once through the dequantize kernel into y. Either way x is read
+// from memory once and y written once. The straight-through mask is a third kernel run over each
+// chunk while its x is still cached, or, in the one-kernel case, comes from the same lanes.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "execute/execute.h"
+#include "execute/runs.h"
+#include "kernels/kernels.h"
+#include "qdq/fake_quant.hpp"
+
+namespace qdq {
+namespace {
+
+// Elements per chunk: x (4 bytes each at most), the codes (at most 4) and y (at most 4) of one
+// chunk take 96 KiB, within a core's L2. A multiple of the kernels' 1024-element blocks.
+constexpr uint64_t kChunk = 8192;
+
+struct Job {
+  const QuantizeDequantizePlan* plan;
+  Layout quantize_layout, dequantize_layout;
+  MutableTensorView y;
+  const MutableTensorView* mask;
+  size_t code_bytes;  // per element in the buffer (sub-byte codes: one per byte)
+  bool in_lanes;      // one kernel computes y from x (kernels::covers_fake_quant)
+};
+
+// Elements [first, last) of the straight-through mask (x is still in the cache from y's pass).
+void run_mask(const Job& job, uint64_t first, uint64_t last) {
+  kernels::RangeBuffers mask;
+  mask.range_mask = true;
+  kernels::execute_range(job.plan->quantize, job.quantize_layout, first, last, *job.mask, mask);
+}
+
+void run_range(void* context, uint64_t begin, uint64_t end) {
+  const Job& job = *static_cast<const Job*>(context);
+  const Plan& quantize = job.plan->quantize;
+  const Plan& dequantize = job.plan->dequantize;
+  if (job.in_lanes) {  // the codes never leave the registers; the mask comes from the same lanes
+    kernels::RangeBuffers fused;
+    fused.fused_dequantize = &dequantize;
+    if (job.mask != nullptr) fused.fused_mask = static_cast<uint8_t*>(job.mask->data);
+    kernels::execute_range(quantize, job.quantize_layout, begin, end, job.y, fused);
+    return;
+  }
+  const std::unique_ptr<unsigned char[]> buffer(new unsigned char[kChunk * job.code_bytes]);
+  const MutableTensorView codes{quantize.output_type, quantize.shape, buffer.get(), SubByteLayout::kOneCodePerByte};
+  for (uint64_t first = begin; first < end; first += kChunk) {
+    const uint64_t last = std::min(end, first + kChunk);
+    kernels::RangeBuffers into_codes;
+    into_codes.y_first = first;
+    into_codes.allow_streaming = false;
+    kernels::execute_range(quantize, job.quantize_layout, first, last, codes, into_codes);
+    kernels::RangeBuffers from_codes;
+    from_codes.x_data = buffer.get();
+    from_codes.x_first = first;
+    kernels::execute_range(dequantize, job.dequantize_layout, first, last, job.y, from_codes);
+    if (job.mask != nullptr) run_mask(job, first, last);
+  }
+}
+
+// The two scalar reference operators composed through a whole code tensor.
+Status execute_reference(const QuantizeDequantizePlan& plan, const MutableTensorView& y) {
+  const ElementType code_type = plan.quantize.output_type;
+  std::vector<unsigned char> codes(storage_bytes(code_type, plan.element_count));
+  ExecuteOptions reference;
+  reference.path = ExecutionPath::kReference;
+  if (Status s = execute(plan.quantize, {code_type, plan.shape, codes.data()}, reference); !s.ok()) return s;
+  Plan dequantize = plan.dequantize;
+  dequantize.x.data = codes.data();
+  dequantize.x.layout = SubByteLayout::kPacked;
+  return execute(dequantize, y, reference);
+}
+
+}  // namespace
+
+Status execute(const QuantizeDequantizePlan& plan, const MutableTensorView& y, const MutableTensorView* mask,
+               const ExecuteOptions& options) {
+  const std::string& op = plan.operator_name;
+  if (Status s = exec::check_output(op, "output buffer", plan.output_type, plan.shape, plan.element_count, y); !s.ok()) {
+    return s;
+  }
+  if (mask != nullptr) {
+    if (Status s = exec::check_output(op, "mask", ElementType::kUint8, plan.shape, plan.element_count, *mask); !s.ok()) {
+      return s;
+    }
+    if (!kernels::covers_range_mask(plan.quantize)) {
+      return Status::invalid_argument(op + ": no straight-through mask for " +
+                                      std::string(name(plan.quantize.output_type)) +
+                                      " codes (the mask covers every ONNX type and Quark's 8- and 16-bit ones)");
+    }
+    if (options.path == ExecutionPath::kReference) {
+      return Status::invalid_argument(op + ": the reference path composes the two operators and has no mask; "
+                                           "use ExecutionPath::kAuto for one");
+    }
+  }
+  if (plan.element_count == 0) return {};
+  if (options.path == ExecutionPath::kReference) return execute_reference(plan, y);
+  if (!kernels::covers(plan.quantize) || !kernels::covers(plan.dequantize)) {
+    return Status::internal(op + ": no kernel runs it (a planner accepted what no kernel covers)");
+  }
+  Job job{&plan,
+          exec::canonical_layout(plan.quantize.layout),
+          exec::canonical_layout(plan.dequantize.layout),
+          y,
+          mask,
+          static_cast<size_t>(info(plan.quantize.output_type).bytes_per_element()),
+          kernels::covers_fake_quant(plan.quantize)};
+  exec::run_ranges(plan.element_count, options.parallel_for, &run_range, &job);
+  return {};
+}
+
+}  // namespace qdq
