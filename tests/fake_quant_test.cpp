@@ -101,7 +101,8 @@ Tensors make_tensors(E x_type, E scale_type, E zp_type, const Granularity& gran,
     t.zero_point.assign(storage_bytes(zp_type, s), 0);
     // Integer zero points anywhere in range; float ones 0 (the ONNX doors require it).
     for (uint64_t i = 0; i < s; ++i) {
-      codec::store_code(t.zero_point.data(), z, i, z.is_integer() ? static_cast<uint32_t>(g()) & ((1u << z.bits) - 1u) : 0u);
+      codec::store_code(t.zero_point.data(), z, i,
+                        z.is_integer() ? static_cast<uint32_t>(g() & ((uint64_t{1} << z.bits) - 1)) : 0u);  // 32-bit too
     }
   }
   t.xv = {x_type, gran.x_shape, t.x.data()};
