@@ -614,12 +614,9 @@ Status dynamic_quantize_linear(const TensorView& x, const MutableTensorView& y, 
   if (y_scale == nullptr || y_zero_point == nullptr) {
     return Status::invalid_argument(op + ": y_scale and y_zero_point outputs must not be null");
   }
-  Geometry g;
-  g.element_count = count;
-  g.axis_dim = g.block = count;
-  g.contiguous = true;
-  g.row = g.row_block = count;
-  const Extremes e = reduce_all(x, g, execution.parallel_for)[0];
+  const Result<Geometry> g = make_geometry(x.shape, QparamsOptions{});  // per-tensor: one group
+  if (!g.ok()) return g.status();
+  const Extremes e = reduce_all(x, g.value(), execution.parallel_for)[0];
   // onnx.reference, in float32: maxx = max(0, max(x)), minx = min(0, min(x)) (NaN propagates);
   // scale = (maxx == minx ? 1 : maxx - minx) / 255; zero point = rint(clip(0 - minx / scale)),
   // where the clip is Python's min(255, max(0, ...)), which takes 255 for NaN.
