@@ -431,12 +431,36 @@ struct OperandValues {
   W block[kPadded];  // per_block: entry b is block (first_element_phase + i) / block (padded as buffer)
 };
 
+// 4- and 2-bit integer codes [index, index + count) as float32 values: per-block zero points, read
+// inline (element e of a packed tensor sits in byte e / per_byte at bit (e % per_byte) * bits, low
+// bits first; one code per byte keeps it in the low bits). Sign extension: (code ^ s) - s with s the
+// code's sign bit maps 0b1000 to -8 and 0b0111 to 7.
+inline void LoadSubByteIntegersAsFloat(const ElementTypeInfo& type, const void* data, uint64_t index, size_t count,
+                                       float* out, SubByteLayout layout) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  const unsigned bits = static_cast<unsigned>(type.bits);
+  const uint32_t mask = low_mask(type.bits);
+  const int32_t sign_bit = type.is_signed ? int32_t{1} << (bits - 1) : 0;
+  const unsigned per_byte_log2 = bits == 4 ? 1 : 2;  // 2 or 4 codes per byte
+  const uint64_t in_byte_mask = (uint64_t{1} << per_byte_log2) - 1;
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t e = index + i;
+    const uint32_t code = layout == SubByteLayout::kOneCodePerByte
+                              ? bytes[e] & mask
+                              : (bytes[e >> per_byte_log2] >> ((e & in_byte_mask) * bits)) & mask;
+    out[i] = static_cast<float>((static_cast<int32_t>(code) ^ sign_bit) - sign_bit);
+  }
+}
+
 // `count` contiguous values of a tensor as W, lanes past `count` (up to a vector) zeroed.
 template <typename W>
 void LoadContiguous(const ElementTypeInfo& type, const void* data, uint64_t index, size_t count, W* out,
                     SubByteLayout layout) {
   if constexpr (std::is_same_v<W, float>) {
-    if (type.is_packed()) {  // 4- and 2-bit zero points, in either layout
+    if (type.is_packed() && type.is_integer()) {  // 4- and 2-bit integer zero points, in either layout
+      LoadSubByteIntegersAsFloat(type, data, index, count, out, layout);
+      for (size_t j = count; j < kPadded && j < count + 16; ++j) out[j] = 0.0f;
+    } else if (type.is_packed()) {  // float4: through the codec
       for (size_t i = 0; i < count; ++i) out[i] = static_cast<float>(codec::load_value(data, type, index + i, layout));
       for (size_t j = count; j < kPadded && j < count + 16; ++j) out[j] = 0.0f;
     } else if (type.is_integer()) {
@@ -831,6 +855,31 @@ HWY_INLINE void StoreLowBytes(VI code, uint8_t* destination) {
 #endif
 }
 
+// Four vectors of codes, each lane's low byte kept, to 4 * lanes consecutive bytes. On AVX2 two
+// saturating packs and one lane permute replace four byte shuffles, extracts and 8-byte stores:
+// the lanes are masked to 0..255 first, so neither pack saturates.
+HWY_INLINE void StoreLowBytes4(VI c0, VI c1, VI c2, VI c3, VI byte_mask, uint8_t* destination) {
+  c0 = hn::And(c0, byte_mask);
+  c1 = hn::And(c1, byte_mask);
+  c2 = hn::And(c2, byte_mask);
+  c3 = hn::And(c3, byte_mask);
+#if HWY_TARGET == HWY_AVX2
+  // packs_epi32 and packus_epi16 work within 128-bit halves: the bytes come out as dwords
+  // 0,4,1,5,2,6,3,7 of the wanted order, which the permute undoes.
+  const __m256i words01 = _mm256_packs_epi32(c0.raw, c1.raw);
+  const __m256i words23 = _mm256_packs_epi32(c2.raw, c3.raw);
+  const __m256i bytes = _mm256_packus_epi16(words01, words23);
+  const __m256i ordered = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination), ordered);
+#else
+  const size_t N = hn::Lanes(DI());
+  StoreLowBytes(c0, destination);
+  StoreLowBytes(c1, destination + N);
+  StoreLowBytes(c2, destination + 2 * N);
+  StoreLowBytes(c3, destination + 3 * N);
+#endif
+}
+
 // Output codes: 8-bit lanes for 8 bits and less, 16-bit lanes to 16 bits, else 32-bit words.
 template <int kCodeBits>
 using CodeType = std::conditional_t<(kCodeBits <= 8), uint8_t, std::conditional_t<(kCodeBits <= 16), uint16_t, int32_t>>;
@@ -910,6 +959,79 @@ HWY_INLINE void WalkVectors(const Context& c, const exec::Run& run, uint64_t off
   }
 }
 
+// Whole vectors [0, count) of x (count a multiple of the lanes) divided in float32 by one scale
+// and given one zero point: the hot loop of per-tensor and per-block plans, four vectors a step and
+// free of WalkVectors' per-vector choices (division precision, per-element operands). 8-bit code
+// lanes are masked with byte_mask (0xFF, or the code's bits for one code per byte).
+template <class Output, ElementType kX, typename Code>
+HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, VF s, VF zp,
+                                const typename Output::Bounds& bounds, VI byte_mask, Code* out) {
+  const size_t N = hn::Lanes(DF());
+  auto codes_at = [&](size_t j) HWY_ATTR { return Output::Codes(c, hn::Div(XInput<kX>::Load(x + j), s), zp, bounds); };
+  size_t i = 0;
+  if constexpr (sizeof(Code) == 1) {
+    for (; i + 4 * N <= count; i += 4 * N) {
+      StoreLowBytes4(codes_at(i), codes_at(i + N), codes_at(i + 2 * N), codes_at(i + 3 * N), byte_mask, out + i);
+    }
+    for (; i < count; i += N) StoreLowBytes(hn::And(codes_at(i), byte_mask), out + i);
+  } else {
+    for (; i < count; i += N) StoreCodes<Output>(codes_at(i), out + i);
+  }
+}
+
+// Elements of block b of a stretch: the block's own scale and zero point when per_block, else the
+// constants. (A function, not a lambda: GCC does not inline the lambda and pays a call per block.)
+template <class Output, ElementType kX, typename Code>
+HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b, const typename XInput<kX>::T* from,
+                                size_t count, VF scale_constant, VF zp_constant,
+                                const typename Output::Bounds& bounds_constant, VI byte_mask, Code* to) {
+  const DF df;
+  if (!o.per_block) {
+    QuantizeUniform<Output, kX>(c, from, count, scale_constant, zp_constant, bounds_constant, byte_mask, to);
+    return;
+  }
+  const VF zp = c.zero_point != nullptr ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+  QuantizeUniform<Output, kX>(c, from, count, hn::Set(df, o.scale.block[b]), zp,
+                              c.zero_point != nullptr ? Output::MakeBounds(zp) : bounds_constant, byte_mask, to);
+}
+
+// One block of a run whose scale and zero point are constant (per-tensor) or one per whole-vector
+// block (per_block), divided in float32: QuantizeUniform over each stretch of equal operands, the
+// partial last vector through zero-padded copies.
+template <class Output, ElementType kX, typename Code>
+void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
+                          const typename XInput<kX>::T* x, VF zp_constant, const typename Output::Bounds& bounds_constant,
+                          VI byte_mask, Code* out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const size_t whole = k - k % N;
+  const VF scale_constant = hn::Set(df, o.scale.constant);
+  uint64_t b = 0;
+  if (!o.per_block) {
+    QuantizeStretch<Output, kX>(c, o, 0, x, whole, scale_constant, zp_constant, bounds_constant, byte_mask, out);
+  } else {
+    // Block b and the position in it, stepped per stretch (no division per vector).
+    uint64_t position = (run.block_phase + offset) % run.block;
+    for (size_t i = 0; i < whole;) {
+      const size_t count = static_cast<size_t>(std::min<uint64_t>(whole - i, run.block - position));
+      QuantizeStretch<Output, kX>(c, o, b, x + i, count, scale_constant, zp_constant, bounds_constant, byte_mask, out + i);
+      i += count;
+      position += count;
+      if (position == run.block) {
+        position = 0;
+        ++b;
+      }
+    }
+  }
+  if (whole < k) {
+    HWY_ALIGN typename XInput<kX>::T x_tail[64];
+    HWY_ALIGN Code out_tail[64];
+    QuantizeStretch<Output, kX>(c, o, b, StageTail(x, whole, k, x_tail), N, scale_constant, zp_constant, bounds_constant,
+                                byte_mask, out_tail);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
+  }
+}
+
 template <class Output, ElementType kX>
 void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   using XT = typename XInput<kX>::T;
@@ -921,6 +1043,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   // a float4 encoding leaves bits above the code).
   const bool one_code_per_byte = c.y->is_packed() && !packed;
   const VI code_mask = hn::Set(DI(), static_cast<int32_t>(low_mask(c.y->bits)));
+  const VI byte_mask = one_code_per_byte ? code_mask : hn::Set(DI(), 0xFF);
   const Precision precision = c.precision;
   // Wide outputs finish in place in the code buffer; float64 divisions are staged into `staged`.
   const bool through_buffer = packed || c.stream_output || Output::kWide;
@@ -977,8 +1100,15 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
         emit(q, zp, bounds, destination);
       };
-      WalkVectors<Output>(c, run, offset, k, o, x, RoundToPrecision(precision, hn::Set(df, o.scale.constant)),
-                          zp_constant, bounds_constant, out, compute);
+      const bool uniform = precision == Precision::kFloat32 &&
+                           (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr));
+      if constexpr (!Output::kWide) {
+        if (uniform) QuantizeUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, byte_mask, out);
+      }
+      if (Output::kWide || !uniform) {
+        WalkVectors<Output>(c, run, offset, k, o, x, RoundToPrecision(precision, hn::Set(df, o.scale.constant)),
+                            zp_constant, bounds_constant, out, compute);
+      }
     }
     if constexpr (Output::kWide) {
       Output::FinishWide(o.wide_zero_point, c.zero_point != nullptr && c.apply_zero_point, k, codes);
