@@ -1229,6 +1229,65 @@ HWY_INLINE void StoreAsOutput(VF product, YT* destination) {
   }
 }
 
+// Whole vectors [0, count) of x with one scale and zero point: the hot loop of per-tensor and
+// per-block plans. The scale's NaN test of DequantizedProduct is made once here: a NaN scale (the
+// only case where the product's NaN could differ) takes DequantizedProduct per vector.
+template <class Input, ElementType kOut, typename YT>
+HWY_INLINE void DequantizeUniform(const typename Input::T* x, size_t count, float scale, VF zp, bool subtract, YT* out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const VF s = hn::Set(df, scale);
+  if (std::isnan(scale)) {
+    for (size_t i = 0; i < count; i += N) {
+      const VF v = Input::Load(x + i);
+      StoreAsOutput<kOut>(DequantizedProduct(subtract ? hn::Sub(v, zp) : v, s), out + i);
+    }
+  } else if (subtract) {
+    for (size_t i = 0; i < count; i += N) StoreAsOutput<kOut>(hn::Mul(hn::Sub(Input::Load(x + i), zp), s), out + i);
+  } else {
+    for (size_t i = 0; i < count; i += N) StoreAsOutput<kOut>(hn::Mul(Input::Load(x + i), s), out + i);
+  }
+}
+
+// One block of a run with constant operands (per-tensor) or one scale and zero point per
+// whole-vector block (per_block): DequantizeUniform over each stretch of equal operands, the
+// partial last vector through zero-padded copies.
+template <class Input, ElementType kOut, typename YT>
+void DequantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
+                            const typename Input::T* x, bool subtract, YT* out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const size_t whole = k - k % N;
+  const bool has_zp = c.zero_point != nullptr;
+  auto scale_of = [&](uint64_t b) { return o.per_block ? o.scale.block[b] : o.scale.constant; };
+  auto zero_point_of = [&](uint64_t b) HWY_ATTR {
+    return hn::Set(df, o.per_block && has_zp ? o.zero_point.block[b] : o.zero_point.constant);
+  };
+  uint64_t b = 0;
+  if (!o.per_block) {
+    DequantizeUniform<Input, kOut>(x, whole, o.scale.constant, zero_point_of(0), subtract, out);
+  } else {
+    // Block b and the position in it, stepped per stretch (no division per vector).
+    uint64_t position = (run.block_phase + offset) % run.block;
+    for (size_t i = 0; i < whole;) {
+      const size_t count = static_cast<size_t>(std::min<uint64_t>(whole - i, run.block - position));
+      DequantizeUniform<Input, kOut>(x + i, count, scale_of(b), zero_point_of(b), subtract, out + i);
+      i += count;
+      position += count;
+      if (position == run.block) {
+        position = 0;
+        ++b;
+      }
+    }
+  }
+  if (whole < k) {
+    HWY_ALIGN typename Input::T x_tail[64];
+    HWY_ALIGN YT out_tail[64];
+    DequantizeUniform<Input, kOut>(StageTail(x, whole, k, x_tail), N, scale_of(b), zero_point_of(b), subtract, out_tail);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(YT));
+  }
+}
+
 template <class Input, ElementType kOut>
 void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   using XT = typename Input::T;
@@ -1276,25 +1335,8 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
       compute(xp, sp ? hn::LoadU(df, sp) : scale_constant, zpp ? hn::LoadU(df, zpp) : zp_constant, destination);
     };
     size_t i = 0;
-    if (o.per_block) {
-      const bool has_zp = c.zero_point != nullptr;
-      uint64_t b = 0;
-      uint64_t position = (run.block_phase + offset) % run.block;
-      for (; i < k; i += N) {
-        const VF s = hn::Set(df, o.scale.block[b]);
-        const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
-        if (i + N <= k) {
-          compute(x + i, s, zp, out + i);
-        } else {
-          compute(StageTail(x, i, k, x_tail), s, zp, out_tail);
-          std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
-        }
-        position += N;
-        if (position == run.block) {
-          position = 0;
-          ++b;
-        }
-      }
+    if (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr)) {
+      DequantizeUniformBlock<Input, kOut>(c, run, offset, k, o, x, subtract, out);
     } else {
       const float* sp = o.scale.values;
       const float* zpp = o.zero_point.values;
