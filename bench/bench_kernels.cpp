@@ -252,6 +252,7 @@ int register_all() {
   for (const auto& [codes, grain, cell_name] : fake_quant_cells) {
     for (const auto& [form, form_name] : forms) {
       benchmark::RegisterBenchmark((std::string("FQ/") + form_name + "/" + cell_name).c_str(), BM_FakeQuant, codes, grain, form)
+          ->Arg(1 << 16)
           ->Arg(1 << 24)
           ->UseRealTime();
     }

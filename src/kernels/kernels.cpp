@@ -959,6 +959,30 @@ HWY_INLINE void WalkVectors(const Context& c, const exec::Run& run, uint64_t off
   }
 }
 
+// Visits the whole vectors [0, whole) of a block of a run in stretches of equal operands:
+// visit(b, i, count) for elements [i, i + count) of the stretch's block b (0 and the whole range
+// when the operands are constant; with per_block, one stretch per whole-vector block or part of
+// one). Returns the block of element `whole`, where a partial last vector lies. One call site, so
+// that GCC inlines the visitor.
+template <class Visit>
+HWY_INLINE uint64_t ForEachUniformStretch(const exec::Run& run, uint64_t offset, size_t whole, bool per_block,
+                                          const Visit& visit) {
+  const uint64_t stretch = per_block ? run.block : std::numeric_limits<uint64_t>::max();
+  uint64_t position = per_block ? (run.block_phase + offset) % run.block : 0;
+  uint64_t b = 0;
+  for (size_t i = 0; i < whole;) {
+    const size_t count = static_cast<size_t>(std::min<uint64_t>(whole - i, stretch - position));
+    visit(b, i, count);
+    i += count;
+    position += count;
+    if (position == stretch) {
+      position = 0;
+      ++b;
+    }
+  }
+  return b;
+}
+
 // Whole vectors [0, count) of x (count a multiple of the lanes) divided in float32 by one scale
 // and given one zero point: the hot loop of per-tensor and per-block plans, four vectors a step and
 // free of WalkVectors' per-vector choices (division precision, per-element operands). 8-bit code
@@ -1006,23 +1030,9 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
   const size_t N = hn::Lanes(df);
   const size_t whole = k - k % N;
   const VF scale_constant = hn::Set(df, o.scale.constant);
-  uint64_t b = 0;
-  if (!o.per_block) {
-    QuantizeStretch<Output, kX>(c, o, 0, x, whole, scale_constant, zp_constant, bounds_constant, byte_mask, out);
-  } else {
-    // Block b and the position in it, stepped per stretch (no division per vector).
-    uint64_t position = (run.block_phase + offset) % run.block;
-    for (size_t i = 0; i < whole;) {
-      const size_t count = static_cast<size_t>(std::min<uint64_t>(whole - i, run.block - position));
-      QuantizeStretch<Output, kX>(c, o, b, x + i, count, scale_constant, zp_constant, bounds_constant, byte_mask, out + i);
-      i += count;
-      position += count;
-      if (position == run.block) {
-        position = 0;
-        ++b;
-      }
-    }
-  }
+  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
+    QuantizeStretch<Output, kX>(c, o, block, x + i, count, scale_constant, zp_constant, bounds_constant, byte_mask, out + i);
+  });
   if (whole < k) {
     HWY_ALIGN typename XInput<kX>::T x_tail[64];
     HWY_ALIGN Code out_tail[64];
@@ -1263,23 +1273,9 @@ void DequantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t off
   auto zero_point_of = [&](uint64_t b) HWY_ATTR {
     return hn::Set(df, o.per_block && has_zp ? o.zero_point.block[b] : o.zero_point.constant);
   };
-  uint64_t b = 0;
-  if (!o.per_block) {
-    DequantizeUniform<Input, kOut>(x, whole, o.scale.constant, zero_point_of(0), subtract, out);
-  } else {
-    // Block b and the position in it, stepped per stretch (no division per vector).
-    uint64_t position = (run.block_phase + offset) % run.block;
-    for (size_t i = 0; i < whole;) {
-      const size_t count = static_cast<size_t>(std::min<uint64_t>(whole - i, run.block - position));
-      DequantizeUniform<Input, kOut>(x + i, count, scale_of(b), zero_point_of(b), subtract, out + i);
-      i += count;
-      position += count;
-      if (position == run.block) {
-        position = 0;
-        ++b;
-      }
-    }
-  }
+  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
+    DequantizeUniform<Input, kOut>(x + i, count, scale_of(block), zero_point_of(block), subtract, out + i);
+  });
   if (whole < k) {
     HWY_ALIGN typename Input::T x_tail[64];
     HWY_ALIGN YT out_tail[64];
@@ -1442,6 +1438,58 @@ void StoreBlock(const Context& c, const float* values, size_t k, void* y, uint64
   }
 }
 
+// Fake-quant of whole vectors [0, count) of x with one scale (divided in float32) and one zero
+// point, no mask: the hot loop of per-tensor and per-block plans. The scale's NaN test of
+// DequantizedProduct is made once here.
+template <class Output, ElementType kX>
+HWY_INLINE void FakeQuantUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, float scale, VF zp,
+                                 const typename Output::Bounds& bounds, float* out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const VF s = hn::Set(df, scale);
+  if (std::isnan(scale)) {
+    for (size_t i = 0; i < count; i += N) {
+      const VF value = DequantizedCode<Output>(c, hn::Div(XInput<kX>::Load(x + i), s), zp, bounds);
+      hn::StoreU(DequantizedProduct(value, s), df, out + i);
+    }
+    return;
+  }
+  for (size_t i = 0; i < count; i += N) {
+    hn::StoreU(hn::Mul(DequantizedCode<Output>(c, hn::Div(XInput<kX>::Load(x + i), s), zp, bounds), s), df, out + i);
+  }
+}
+
+// Elements of block b of a stretch (per_block: the block's own operands; else the constants).
+template <class Output, ElementType kX>
+HWY_INLINE void FakeQuantStretch(const Context& c, const Operands& o, uint64_t b, const typename XInput<kX>::T* from,
+                                 size_t count, VF zp_constant, const typename Output::Bounds& bounds_constant, float* to) {
+  if (!o.per_block) {
+    FakeQuantUniform<Output, kX>(c, from, count, o.scale.constant, zp_constant, bounds_constant, to);
+    return;
+  }
+  const VF zp = c.zero_point != nullptr ? hn::Set(DF(), o.zero_point.block[b]) : zp_constant;
+  FakeQuantUniform<Output, kX>(c, from, count, o.scale.block[b], zp,
+                               c.zero_point != nullptr ? Output::MakeBounds(zp) : bounds_constant, to);
+}
+
+// One block of a run with constant or per-block operands, divided in float32, without a mask.
+template <class Output, ElementType kX>
+void FakeQuantUniformBlock(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
+                           const typename XInput<kX>::T* x, VF zp_constant, const typename Output::Bounds& bounds_constant,
+                           float* out) {
+  const size_t N = hn::Lanes(DF());
+  const size_t whole = k - k % N;
+  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
+    FakeQuantStretch<Output, kX>(c, o, block, x + i, count, zp_constant, bounds_constant, out + i);
+  });
+  if (whole < k) {
+    HWY_ALIGN typename XInput<kX>::T x_tail[64];
+    HWY_ALIGN float out_tail[64];
+    FakeQuantStretch<Output, kX>(c, o, b, StageTail(x, whole, k, x_tail), N, zp_constant, bounds_constant, out_tail);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(float));
+  }
+}
+
 // QuantizeRun's arithmetic (the quotient in the division precision, Output::Codes) followed in
 // the same lanes by DequantizeRun's (the codes' values times the scale as DequantizeLinear reads
 // it, unrounded). y is float32, float16 or bfloat16 (c.y).
@@ -1480,8 +1528,13 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
       hn::StoreU(DequantizedProduct(value, s), df, destination);
       if (c.mask != nullptr) StoreLowBytes(RangeMask::Codes(c, q, zp, {}), mask_block + i);
     };
-    WalkVectors<Output>(c, run, offset, k, o, x, hn::Set(df, o.scale.constant), zp_constant, bounds_constant, out,
-                        compute);
+    if (precision == Precision::kFloat32 && c.mask == nullptr &&
+        (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr))) {
+      FakeQuantUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, out);
+    } else {
+      WalkVectors<Output>(c, run, offset, k, o, x, hn::Set(df, o.scale.constant), zp_constant, bounds_constant, out,
+                          compute);
+    }
     if (!in_place) StoreBlock(c, staged, k, y, y_at);
     if (c.mask != nullptr) {
       if (c.stream_output) {
