@@ -1439,54 +1439,75 @@ void StoreBlock(const Context& c, const float* values, size_t k, void* y, uint64
 }
 
 // Fake-quant of whole vectors [0, count) of x with one scale (divided in float32) and one zero
-// point, no mask: the hot loop of per-tensor and per-block plans. The scale's NaN test of
-// DequantizedProduct is made once here.
+// point, and the range mask when `mask` is not null: the hot loop of per-tensor and per-block
+// plans. Without a mask and with a non-NaN scale (the only case where DequantizedProduct's NaN
+// choice matters) the product is a plain multiplication.
 template <class Output, ElementType kX>
 HWY_INLINE void FakeQuantUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, float scale, VF zp,
-                                 const typename Output::Bounds& bounds, float* out) {
+                                 const typename Output::Bounds& bounds, float* out, uint8_t* mask) {
+  using RangeMask = std::conditional_t<Output::kIsInteger, IntegerRangeMask, FloatRangeMask>;
   const DF df;
   const size_t N = hn::Lanes(df);
   const VF s = hn::Set(df, scale);
-  if (std::isnan(scale)) {
+  if (mask == nullptr && !std::isnan(scale)) {
     for (size_t i = 0; i < count; i += N) {
-      const VF value = DequantizedCode<Output>(c, hn::Div(XInput<kX>::Load(x + i), s), zp, bounds);
-      hn::StoreU(DequantizedProduct(value, s), df, out + i);
+      hn::StoreU(hn::Mul(DequantizedCode<Output>(c, hn::Div(XInput<kX>::Load(x + i), s), zp, bounds), s), df, out + i);
     }
     return;
   }
+  // The mask's stores are bytes, which may alias anything reachable through c: a local copy of
+  // the context and bounds keeps the compiler from reloading them after every store.
+  const Context local = c;
+  const typename Output::Bounds local_bounds = bounds;
   for (size_t i = 0; i < count; i += N) {
-    hn::StoreU(hn::Mul(DequantizedCode<Output>(c, hn::Div(XInput<kX>::Load(x + i), s), zp, bounds), s), df, out + i);
+    const VF q = hn::Div(XInput<kX>::Load(x + i), s);
+    const VF value = DequantizedCode<Output>(local, q, zp, local_bounds);
+    hn::StoreU(DequantizedProduct(value, s), df, out + i);
+    if (mask == nullptr) continue;
+    if constexpr (Output::kIsInteger) {
+      // value is round(clamp(q, lowest - zp, max - zp)); as both bounds are integers, round(q)
+      // equals it exactly when round(q) lies within them (IntegerRangeMask's rule); NaN never does.
+      StoreLowBytes(hn::IfThenElseZero(hn::RebindMask(DI(), hn::Eq(hn::Round(q), value)), hn::Set(DI(), 1)), mask + i);
+    } else {
+      StoreLowBytes(RangeMask::Codes(local, q, zp, {}), mask + i);
+    }
   }
 }
 
 // Elements of block b of a stretch (per_block: the block's own operands; else the constants).
 template <class Output, ElementType kX>
 HWY_INLINE void FakeQuantStretch(const Context& c, const Operands& o, uint64_t b, const typename XInput<kX>::T* from,
-                                 size_t count, VF zp_constant, const typename Output::Bounds& bounds_constant, float* to) {
+                                 size_t count, VF zp_constant, const typename Output::Bounds& bounds_constant, float* to,
+                                 uint8_t* mask) {
   if (!o.per_block) {
-    FakeQuantUniform<Output, kX>(c, from, count, o.scale.constant, zp_constant, bounds_constant, to);
+    FakeQuantUniform<Output, kX>(c, from, count, o.scale.constant, zp_constant, bounds_constant, to, mask);
     return;
   }
   const VF zp = c.zero_point != nullptr ? hn::Set(DF(), o.zero_point.block[b]) : zp_constant;
   FakeQuantUniform<Output, kX>(c, from, count, o.scale.block[b], zp,
-                               c.zero_point != nullptr ? Output::MakeBounds(zp) : bounds_constant, to);
+                               c.zero_point != nullptr ? Output::MakeBounds(zp) : bounds_constant, to, mask);
 }
 
-// One block of a run with constant or per-block operands, divided in float32, without a mask.
+// One block of a run with constant or per-block operands, divided in float32; the range mask goes
+// to `mask` (indexed like out) when it is not null.
 template <class Output, ElementType kX>
 void FakeQuantUniformBlock(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
                            const typename XInput<kX>::T* x, VF zp_constant, const typename Output::Bounds& bounds_constant,
-                           float* out) {
+                           float* out, uint8_t* mask) {
   const size_t N = hn::Lanes(DF());
   const size_t whole = k - k % N;
   const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
-    FakeQuantStretch<Output, kX>(c, o, block, x + i, count, zp_constant, bounds_constant, out + i);
+    FakeQuantStretch<Output, kX>(c, o, block, x + i, count, zp_constant, bounds_constant, out + i,
+                                 mask != nullptr ? mask + i : nullptr);
   });
   if (whole < k) {
     HWY_ALIGN typename XInput<kX>::T x_tail[64];
     HWY_ALIGN float out_tail[64];
-    FakeQuantStretch<Output, kX>(c, o, b, StageTail(x, whole, k, x_tail), N, zp_constant, bounds_constant, out_tail);
+    HWY_ALIGN uint8_t mask_tail[64];
+    FakeQuantStretch<Output, kX>(c, o, b, StageTail(x, whole, k, x_tail), N, zp_constant, bounds_constant, out_tail,
+                                 mask != nullptr ? mask_tail : nullptr);
     std::memcpy(out + whole, out_tail, (k - whole) * sizeof(float));
+    if (mask != nullptr) std::memcpy(mask + whole, mask_tail, k - whole);
   }
 }
 
@@ -1528,9 +1549,10 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
       hn::StoreU(DequantizedProduct(value, s), df, destination);
       if (c.mask != nullptr) StoreLowBytes(RangeMask::Codes(c, q, zp, {}), mask_block + i);
     };
-    if (precision == Precision::kFloat32 && c.mask == nullptr &&
+    if (precision == Precision::kFloat32 &&
         (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr))) {
-      FakeQuantUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, out);
+      FakeQuantUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, out,
+                                        c.mask != nullptr ? mask_block : nullptr);
     } else {
       WalkVectors<Output>(c, run, offset, k, o, x, hn::Set(df, o.scale.constant), zp_constant, bounds_constant, out,
                           compute);
