@@ -22,6 +22,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
+using DI = hn::RebindToSigned<DF>;
+using DU = hn::RebindToUnsigned<DF>;
 
 // Full vectors of x as float32 lanes (every conversion is exact).
 template <ElementType kX>
@@ -121,24 +123,80 @@ void ReduceExtremes(ElementType x_type, const void* x, uint64_t index, uint64_t 
   }
 }
 
+// One group of whole vectors (group % N == 0) into an accumulator; two accumulators over
+// alternate vectors keep the Min/Max chains short.
+template <ElementType kX>
+HWY_INLINE Accumulator AccumulateGroup(const void* x, uint64_t start, uint64_t group) {
+  const size_t N = hn::Lanes(DF());
+  Accumulator a, b;
+  uint64_t i = 0;
+  for (; i + 2 * N <= group; i += 2 * N) {
+    a.Add(LoadLanes<kX>(x, start + i));
+    b.Add(LoadLanes<kX>(x, start + i + N));
+  }
+  if (i < group) a.Add(LoadLanes<kX>(x, start + i));
+  a.Merge(b);
+  return a;
+}
+
+#if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES <= 32
+// Horizontal folds of 4 (128-bit vectors) or 8 (256-bit) vectors at once, one per group: lane j of
+// the result is `op` over the lanes of v[j]. Adjacent lanes of vector pairs first, then lane pairs
+// within 128-bit blocks, then (8 lanes) the two blocks: 2 + 1 (+ 1) shuffles and one op per step
+// where MinOfLanes would take 3 shuffles and 3 ops per group.
+template <class D, class Op>
+HWY_INLINE hn::Vec<D> FoldEach(D d, const hn::Vec<D>* v, Op op) {
+  const size_t N = hn::Lanes(d);
+  const hn::Repartition<uint64_t, D> d64;
+  hn::Vec<D> pairs[4], quads[2];
+  for (size_t j = 0; j < N / 2; ++j) {  // [v0 v1 v0 v1 | ...] lanes: op of lanes k and k + 2
+    pairs[j] = op(hn::InterleaveLower(d, v[2 * j], v[2 * j + 1]), hn::InterleaveUpper(d, v[2 * j], v[2 * j + 1]));
+  }
+  for (size_t j = 0; j < N / 4; ++j) {  // [v0 v1 v2 v3] per block
+    const auto a = hn::BitCast(d64, pairs[2 * j]), b = hn::BitCast(d64, pairs[2 * j + 1]);
+    quads[j] = op(hn::BitCast(d, hn::InterleaveLower(d64, a, b)), hn::BitCast(d, hn::InterleaveUpper(d64, a, b)));
+  }
+  if (N == 4) return quads[0];
+  return op(hn::ConcatLowerLower(d, quads[1], quads[0]), hn::ConcatUpperUpper(d, quads[1], quads[0]));
+}
+
+// N consecutive groups of whole vectors from `start`: their extremes to out's arrays at g.
+template <ElementType kX>
+HWY_INLINE void ReduceGroupBatch(const void* x, uint64_t start, uint64_t group, const GroupExtremes& out, uint64_t g) {
+  const DF df;
+  const DI di;
+  const size_t N = hn::Lanes(df);
+  VF lo[8], hi[8];
+  hn::Vec<DI> nan[8];
+  for (size_t j = 0; j < N; ++j) {
+    const Accumulator a = AccumulateGroup<kX>(x, start + j * group, group);
+    lo[j] = a.lo;
+    hi[j] = a.hi;
+    nan[j] = hn::VecFromMask(di, hn::RebindMask(di, a.nan));  // all ones (-1) in NaN lanes
+  }
+  hn::StoreU(FoldEach(df, lo, [](VF a, VF b) { return hn::Min(a, b); }), df, out.min + g);
+  hn::StoreU(FoldEach(df, hi, [](VF a, VF b) { return hn::Max(a, b); }), df, out.max + g);
+  const auto any_nan = FoldEach(di, nan, [](hn::Vec<DI> a, hn::Vec<DI> b) { return hn::Or(a, b); });
+  const hn::Rebind<uint8_t, DF> d8;
+  hn::StoreU(hn::DemoteTo(d8, hn::And(any_nan, hn::Set(di, 1))), d8, out.nan + g);
+}
+#endif
+
 template <ElementType kX>
 void ReduceGroupsTyped(const void* x, uint64_t index, uint64_t count, uint64_t group, const GroupExtremes& out) {
   const DF df;
   const size_t N = hn::Lanes(df);
   uint64_t begin = 0, g = 0;
   if (group % N == 0) {
-    // Groups of whole vectors (32 and 128 elements on every target): one fold per group, no
-    // scalar tail. Two accumulators over alternate vectors keep the Min/Max chains short.
+    // Groups of whole vectors (32 and 128 elements on every target): no scalar tail, and on 128-
+    // and 256-bit targets the folds of N groups together.
+#if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES <= 32
+    if (N == 4 || N == 8) {
+      for (; begin + N * group <= count; begin += N * group, g += N) ReduceGroupBatch<kX>(x, index + begin, group, out, g);
+    }
+#endif
     for (; begin + group <= count; begin += group, ++g) {
-      Accumulator a, b;
-      const uint64_t start = index + begin;
-      uint64_t i = 0;
-      for (; i + 2 * N <= group; i += 2 * N) {
-        a.Add(LoadLanes<kX>(x, start + i));
-        b.Add(LoadLanes<kX>(x, start + i + N));
-      }
-      if (i < group) a.Add(LoadLanes<kX>(x, start + i));
-      a.Merge(b);
+      const Accumulator a = AccumulateGroup<kX>(x, index + begin, group);
       out.min[g] = hn::GetLane(hn::MinOfLanes(df, a.lo));
       out.max[g] = hn::GetLane(hn::MaxOfLanes(df, a.hi));
       out.nan[g] = hn::AllFalse(df, a.nan) ? 0 : 1;
@@ -165,9 +223,6 @@ void ReduceGroups(ElementType x_type, const void* x, uint64_t index, uint64_t co
 }
 
 // --- The vector finish (the scalar definition: finish() in toolkit/qparams.cpp) ----------------
-
-using DI = hn::RebindToSigned<DF>;
-using DU = hn::RebindToUnsigned<DF>;
 
 // One vector of groups: the extremes at min/max/nan and the codes out, a full vector of each.
 struct FinishLanes {

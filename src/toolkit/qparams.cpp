@@ -510,10 +510,11 @@ void store_codes(const MutableTensorView& view, const ElementTypeInfo& t, uint64
     const uint64_t per_byte = static_cast<uint64_t>(t.elements_per_byte());
     uint64_t i = 0;
     for (; i < count && (first + i) % per_byte != 0; ++i) codec::store_code(view.data, t, first + i, codes[i]);
+    unsigned char* out = bytes + (first + i) / per_byte;  // (one division, not one per byte)
     for (; i + per_byte <= count; i += per_byte) {
       unsigned byte = 0;
       for (uint64_t k = 0; k < per_byte; ++k) byte |= codes[i + k] << (k * static_cast<unsigned>(t.bits));
-      bytes[(first + i) / per_byte] = static_cast<unsigned char>(byte);
+      *out++ = static_cast<unsigned char>(byte);
     }
     for (; i < count; ++i) codec::store_code(view.data, t, first + i, codes[i]);
     return;
