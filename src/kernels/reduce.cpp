@@ -123,12 +123,47 @@ void ReduceExtremes(ElementType x_type, const void* x, uint64_t index, uint64_t 
   }
 }
 
-// One group of whole vectors (group % N == 0) into an accumulator; two accumulators over
-// alternate vectors keep the Min/Max chains short.
+// Group g (`count` elements from `start`) through Accumulator: NaN as +0 in min and max, and flagged.
 template <ElementType kX>
-HWY_INLINE Accumulator AccumulateGroup(const void* x, uint64_t start, uint64_t group) {
+void ReduceGroupExactly(const void* x, uint64_t start, uint64_t count, const GroupExtremes& out, uint64_t g) {
+  Extremes e;
+  ReduceTyped<kX>(x, start, count, &e);
+  out.min[g] = e.min;
+  out.max[g] = e.max;
+  out.nan[g] = e.nan ? 1 : 0;
+}
+
+// Whole-vector groups skip Accumulator's NaN bookkeeping (3 of its 5 operations per vector): lo
+// and hi take the values as they are and `check` sums them. A NaN makes the sum NaN (so a group
+// whose check is a number had no NaN, and its lo and hi are exact); the sum can also become NaN
+// without one (+inf and -inf, or overflowing sums of both signs). Groups whose check is NaN are
+// reduced again through Accumulator, which decides their extremes and flag.
+struct QuickAccumulator {
+  VF lo, hi, check;
+
+  HWY_INLINE QuickAccumulator()
+      : lo(hn::Set(DF(), std::numeric_limits<float>::infinity())),
+        hi(hn::Set(DF(), -std::numeric_limits<float>::infinity())),
+        check(hn::Zero(DF())) {}
+
+  HWY_INLINE void Add(VF v) {
+    lo = hn::Min(lo, v);
+    hi = hn::Max(hi, v);
+    check = hn::Add(check, v);
+  }
+  HWY_INLINE void Merge(const QuickAccumulator& other) {
+    lo = hn::Min(lo, other.lo);
+    hi = hn::Max(hi, other.hi);
+    check = hn::Add(check, other.check);
+  }
+};
+
+// One group of whole vectors (group % N == 0); two accumulators over alternate vectors keep the
+// dependency chains short.
+template <ElementType kX>
+HWY_INLINE QuickAccumulator AccumulateGroup(const void* x, uint64_t start, uint64_t group) {
   const size_t N = hn::Lanes(DF());
-  Accumulator a, b;
+  QuickAccumulator a, b;
   uint64_t i = 0;
   for (; i + 2 * N <= group; i += 2 * N) {
     a.Add(LoadLanes<kX>(x, start + i));
@@ -164,21 +199,20 @@ HWY_INLINE hn::Vec<D> FoldEach(D d, const hn::Vec<D>* v, Op op) {
 template <ElementType kX>
 HWY_INLINE void ReduceGroupBatch(const void* x, uint64_t start, uint64_t group, const GroupExtremes& out, uint64_t g) {
   const DF df;
-  const DI di;
   const size_t N = hn::Lanes(df);
-  VF lo[8], hi[8];
-  hn::Vec<DI> nan[8];
+  VF lo[8], hi[8], check[8];
   for (size_t j = 0; j < N; ++j) {
-    const Accumulator a = AccumulateGroup<kX>(x, start + j * group, group);
+    const QuickAccumulator a = AccumulateGroup<kX>(x, start + j * group, group);
     lo[j] = a.lo;
     hi[j] = a.hi;
-    nan[j] = hn::VecFromMask(di, hn::RebindMask(di, a.nan));  // all ones (-1) in NaN lanes
+    check[j] = a.check;
   }
   hn::StoreU(FoldEach(df, lo, [](VF a, VF b) { return hn::Min(a, b); }), df, out.min + g);
   hn::StoreU(FoldEach(df, hi, [](VF a, VF b) { return hn::Max(a, b); }), df, out.max + g);
-  const auto any_nan = FoldEach(di, nan, [](hn::Vec<DI> a, hn::Vec<DI> b) { return hn::Or(a, b); });
-  const hn::Rebind<uint8_t, DF> d8;
-  hn::StoreU(hn::DemoteTo(d8, hn::And(any_nan, hn::Set(di, 1))), d8, out.nan + g);
+  const auto suspect = hn::IsNaN(FoldEach(df, check, [](VF a, VF b) { return hn::Add(a, b); }));
+  std::memset(out.nan + g, 0, N);
+  if (hn::AllFalse(df, suspect)) return;
+  for (size_t j = 0; j < N; ++j) ReduceGroupExactly<kX>(x, start + j * group, group, out, g + j);
 }
 #endif
 
@@ -196,19 +230,19 @@ void ReduceGroupsTyped(const void* x, uint64_t index, uint64_t count, uint64_t g
     }
 #endif
     for (; begin + group <= count; begin += group, ++g) {
-      const Accumulator a = AccumulateGroup<kX>(x, index + begin, group);
-      out.min[g] = hn::GetLane(hn::MinOfLanes(df, a.lo));
-      out.max[g] = hn::GetLane(hn::MaxOfLanes(df, a.hi));
-      out.nan[g] = hn::AllFalse(df, a.nan) ? 0 : 1;
+      const QuickAccumulator a = AccumulateGroup<kX>(x, index + begin, group);
+      if (hn::AllFalse(df, hn::IsNaN(a.check))) {
+        out.min[g] = hn::GetLane(hn::MinOfLanes(df, a.lo));
+        out.max[g] = hn::GetLane(hn::MaxOfLanes(df, a.hi));
+        out.nan[g] = 0;
+      } else {
+        ReduceGroupExactly<kX>(x, index + begin, group, out, g);
+      }
     }
   }
   // Other group sizes, and a short last group.
   for (; begin < count; begin += group, ++g) {
-    Extremes e;
-    ReduceTyped<kX>(x, index + begin, std::min(group, count - begin), &e);
-    out.min[g] = e.min;
-    out.max[g] = e.max;
-    out.nan[g] = e.nan ? 1 : 0;
+    ReduceGroupExactly<kX>(x, index + begin, std::min(group, count - begin), out, g);
   }
 }
 
