@@ -61,26 +61,38 @@ HWY_INLINE float ScalarValue(ElementType x_type, const void* data, uint64_t i) {
   return static_cast<float>(codec::load_value(data, info(x_type), i));
 }
 
-struct Accumulator {
+// Lane-wise min and max (nothing seen: +inf / -inf).
+// (Constructors spelled out: an implicit one would lack the target's attributes.)
+struct LaneRange {
   VF lo, hi;
+
+  HWY_INLINE LaneRange()
+      : lo(hn::Set(DF(), std::numeric_limits<float>::infinity())),
+        hi(hn::Set(DF(), -std::numeric_limits<float>::infinity())) {}
+
+  HWY_INLINE void Take(VF v) {
+    lo = hn::Min(lo, v);
+    hi = hn::Max(hi, v);
+  }
+  HWY_INLINE void Merge(const LaneRange& other) {
+    lo = hn::Min(lo, other.lo);
+    hi = hn::Max(hi, other.hi);
+  }
+};
+
+struct Accumulator : LaneRange {
   hn::Mask<DF> nan;
 
-  HWY_INLINE Accumulator()
-      : lo(hn::Set(DF(), std::numeric_limits<float>::infinity())),
-        hi(hn::Set(DF(), -std::numeric_limits<float>::infinity())),
-        nan(hn::FirstN(DF(), 0)) {}
+  HWY_INLINE Accumulator() : nan(hn::FirstN(DF(), 0)) {}
 
   HWY_INLINE void Add(VF v) {
     const auto is_nan = hn::IsNaN(v);
     nan = hn::Or(nan, is_nan);
-    v = hn::IfThenZeroElse(is_nan, v);
-    lo = hn::Min(lo, v);
-    hi = hn::Max(hi, v);
+    Take(hn::IfThenZeroElse(is_nan, v));
   }
   // Folds `other` in, lane by lane (two accumulators of one group).
   HWY_INLINE void Merge(const Accumulator& other) {
-    lo = hn::Min(lo, other.lo);
-    hi = hn::Max(hi, other.hi);
+    LaneRange::Merge(other);
     nan = hn::Or(nan, other.nan);
   }
   HWY_INLINE void Fold(Extremes* e) const {
@@ -138,22 +150,17 @@ void ReduceGroupExactly(const void* x, uint64_t start, uint64_t count, const Gro
 // whose check is a number had no NaN, and its lo and hi are exact); the sum can also become NaN
 // without one (+inf and -inf, or overflowing sums of both signs). Groups whose check is NaN are
 // reduced again through Accumulator, which decides their extremes and flag.
-struct QuickAccumulator {
-  VF lo, hi, check;
+struct QuickAccumulator : LaneRange {
+  VF check;
 
-  HWY_INLINE QuickAccumulator()
-      : lo(hn::Set(DF(), std::numeric_limits<float>::infinity())),
-        hi(hn::Set(DF(), -std::numeric_limits<float>::infinity())),
-        check(hn::Zero(DF())) {}
+  HWY_INLINE QuickAccumulator() : check(hn::Zero(DF())) {}
 
   HWY_INLINE void Add(VF v) {
-    lo = hn::Min(lo, v);
-    hi = hn::Max(hi, v);
+    Take(v);
     check = hn::Add(check, v);
   }
   HWY_INLINE void Merge(const QuickAccumulator& other) {
-    lo = hn::Min(lo, other.lo);
-    hi = hn::Max(hi, other.hi);
+    LaneRange::Merge(other);
     check = hn::Add(check, other.check);
   }
 };
