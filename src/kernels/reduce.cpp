@@ -105,51 +105,11 @@ struct Accumulator : LaneRange {
   }
 };
 
-template <ElementType kX>
-void ReduceTyped(const void* x, uint64_t index, uint64_t count, Extremes* e) {
-  const DF df;
-  const size_t N = hn::Lanes(df);
-  // Two accumulators hide the Min/Max latency.
-  Accumulator a, b;
-  uint64_t i = 0;
-  for (; i + 2 * N <= count; i += 2 * N) {
-    a.Add(LoadLanes<kX>(x, index + i));
-    b.Add(LoadLanes<kX>(x, index + i + N));
-  }
-  for (; i + N <= count; i += N) a.Add(LoadLanes<kX>(x, index + i));
-  a.Fold(e);
-  b.Fold(e);
-  for (; i < count; ++i) {
-    const float v = ScalarValue(kX, x, index + i);
-    const bool is_nan = v != v;
-    e->merge(Extremes{is_nan ? 0.0f : v, is_nan ? 0.0f : v, is_nan});  // NaN as +0, as the lanes do
-  }
-}
-
-void ReduceExtremes(ElementType x_type, const void* x, uint64_t index, uint64_t count, Extremes* e) {
-  switch (x_type) {
-    case ElementType::kFloat32: return ReduceTyped<ElementType::kFloat32>(x, index, count, e);
-    case ElementType::kFloat16: return ReduceTyped<ElementType::kFloat16>(x, index, count, e);
-    case ElementType::kBfloat16: return ReduceTyped<ElementType::kBfloat16>(x, index, count, e);
-    default: return;
-  }
-}
-
-// Group g (`count` elements from `start`) through Accumulator: NaN as +0 in min and max, and flagged.
-template <ElementType kX>
-void ReduceGroupExactly(const void* x, uint64_t start, uint64_t count, const GroupExtremes& out, uint64_t g) {
-  Extremes e;
-  ReduceTyped<kX>(x, start, count, &e);
-  out.min[g] = e.min;
-  out.max[g] = e.max;
-  out.nan[g] = e.nan ? 1 : 0;
-}
-
-// Whole-vector groups skip Accumulator's NaN bookkeeping (3 of its 5 operations per vector): lo
-// and hi take the values as they are and `check` sums them. A NaN makes the sum NaN (so a group
-// whose check is a number had no NaN, and its lo and hi are exact); the sum can also become NaN
-// without one (+inf and -inf, or overflowing sums of both signs). Groups whose check is NaN are
-// reduced again through Accumulator, which decides their extremes and flag.
+// A first pass without Accumulator's NaN bookkeeping (3 of its 5 operations per vector): lo and hi
+// take the values as they are and `check` sums them. A NaN makes the sum NaN (so where the check
+// is a number there was no NaN, and lo and hi are exact); the sum can also become NaN without one
+// (+inf and -inf, or overflowing sums of both signs). Where the check is NaN the values are
+// reduced again through Accumulator, which decides the extremes and the flag.
 struct QuickAccumulator : LaneRange {
   VF check;
 
@@ -165,20 +125,56 @@ struct QuickAccumulator : LaneRange {
   }
 };
 
-// One group of whole vectors (group % N == 0); two accumulators over alternate vectors keep the
-// dependency chains short.
-template <ElementType kX>
-HWY_INLINE QuickAccumulator AccumulateGroup(const void* x, uint64_t start, uint64_t group) {
+// The whole vectors of [start, start + count) (count a multiple of N) into one accumulator; two
+// over alternate vectors keep the dependency chains short.
+template <ElementType kX, class Acc>
+HWY_INLINE Acc AccumulateVectors(const void* x, uint64_t start, uint64_t count) {
   const size_t N = hn::Lanes(DF());
-  QuickAccumulator a, b;
+  Acc a, b;
   uint64_t i = 0;
-  for (; i + 2 * N <= group; i += 2 * N) {
+  for (; i + 2 * N <= count; i += 2 * N) {
     a.Add(LoadLanes<kX>(x, start + i));
     b.Add(LoadLanes<kX>(x, start + i + N));
   }
-  if (i < group) a.Add(LoadLanes<kX>(x, start + i));
+  if (i < count) a.Add(LoadLanes<kX>(x, start + i));
   a.Merge(b);
   return a;
+}
+
+template <ElementType kX>
+void ReduceTyped(const void* x, uint64_t index, uint64_t count, Extremes* e) {
+  const DF df;
+  const uint64_t whole = count / hn::Lanes(df) * hn::Lanes(df);
+  const QuickAccumulator quick = AccumulateVectors<kX, QuickAccumulator>(x, index, whole);
+  if (hn::AllFalse(df, hn::IsNaN(quick.check))) {
+    e->merge(Extremes{hn::GetLane(hn::MinOfLanes(df, quick.lo)), hn::GetLane(hn::MaxOfLanes(df, quick.hi)), false});
+  } else {
+    AccumulateVectors<kX, Accumulator>(x, index, whole).Fold(e);
+  }
+  for (uint64_t i = whole; i < count; ++i) {
+    const float v = ScalarValue(kX, x, index + i);
+    const bool is_nan = v != v;
+    e->merge(Extremes{is_nan ? 0.0f : v, is_nan ? 0.0f : v, is_nan});  // NaN as +0, as the lanes do
+  }
+}
+
+void ReduceExtremes(ElementType x_type, const void* x, uint64_t index, uint64_t count, Extremes* e) {
+  switch (x_type) {
+    case ElementType::kFloat32: return ReduceTyped<ElementType::kFloat32>(x, index, count, e);
+    case ElementType::kFloat16: return ReduceTyped<ElementType::kFloat16>(x, index, count, e);
+    case ElementType::kBfloat16: return ReduceTyped<ElementType::kBfloat16>(x, index, count, e);
+    default: return;
+  }
+}
+
+// Group g (`count` elements from `start`) on its own.
+template <ElementType kX>
+void ReduceOneGroup(const void* x, uint64_t start, uint64_t count, const GroupExtremes& out, uint64_t g) {
+  Extremes e;
+  ReduceTyped<kX>(x, start, count, &e);
+  out.min[g] = e.min;
+  out.max[g] = e.max;
+  out.nan[g] = e.nan ? 1 : 0;
 }
 
 #if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES <= 32
@@ -209,7 +205,7 @@ HWY_INLINE void ReduceGroupBatch(const void* x, uint64_t start, uint64_t group, 
   const size_t N = hn::Lanes(df);
   VF lo[8], hi[8], check[8];
   for (size_t j = 0; j < N; ++j) {
-    const QuickAccumulator a = AccumulateGroup<kX>(x, start + j * group, group);
+    const QuickAccumulator a = AccumulateVectors<kX, QuickAccumulator>(x, start + j * group, group);
     lo[j] = a.lo;
     hi[j] = a.hi;
     check[j] = a.check;
@@ -219,37 +215,24 @@ HWY_INLINE void ReduceGroupBatch(const void* x, uint64_t start, uint64_t group, 
   const auto suspect = hn::IsNaN(FoldEach(df, check, [](VF a, VF b) { return hn::Add(a, b); }));
   std::memset(out.nan + g, 0, N);
   if (hn::AllFalse(df, suspect)) return;
-  for (size_t j = 0; j < N; ++j) ReduceGroupExactly<kX>(x, start + j * group, group, out, g + j);
+  for (size_t j = 0; j < N; ++j) ReduceOneGroup<kX>(x, start + j * group, group, out, g + j);
 }
 #endif
 
 template <ElementType kX>
 void ReduceGroupsTyped(const void* x, uint64_t index, uint64_t count, uint64_t group, const GroupExtremes& out) {
-  const DF df;
-  const size_t N = hn::Lanes(df);
   uint64_t begin = 0, g = 0;
-  if (group % N == 0) {
-    // Groups of whole vectors (32 and 128 elements on every target): no scalar tail, and on 128-
-    // and 256-bit targets the folds of N groups together.
 #if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES <= 32
-    if (N == 4 || N == 8) {
-      for (; begin + N * group <= count; begin += N * group, g += N) ReduceGroupBatch<kX>(x, index + begin, group, out, g);
-    }
-#endif
-    for (; begin + group <= count; begin += group, ++g) {
-      const QuickAccumulator a = AccumulateGroup<kX>(x, index + begin, group);
-      if (hn::AllFalse(df, hn::IsNaN(a.check))) {
-        out.min[g] = hn::GetLane(hn::MinOfLanes(df, a.lo));
-        out.max[g] = hn::GetLane(hn::MaxOfLanes(df, a.hi));
-        out.nan[g] = 0;
-      } else {
-        ReduceGroupExactly<kX>(x, index + begin, group, out, g);
-      }
-    }
+  // Groups of whole vectors (32 and 128 elements) on 128- and 256-bit targets: N groups' folds
+  // together.
+  const size_t N = hn::Lanes(DF());
+  if (group % N == 0 && (N == 4 || N == 8)) {
+    for (; begin + N * group <= count; begin += N * group, g += N) ReduceGroupBatch<kX>(x, index + begin, group, out, g);
   }
-  // Other group sizes, and a short last group.
+#endif
+  // One at a time: other group sizes, the rest, and a short last group.
   for (; begin < count; begin += group, ++g) {
-    ReduceGroupExactly<kX>(x, index + begin, std::min(group, count - begin), out, g);
+    ReduceOneGroup<kX>(x, index + begin, std::min(group, count - begin), out, g);
   }
 }
 
