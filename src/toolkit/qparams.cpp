@@ -573,16 +573,23 @@ struct ExtremesArrays {
   kernels::GroupExtremes view() { return {min.data(), max.data(), nan.data()}; }
 };
 
+// Groups per byte of the zero points (packed 4/2-bit ones share bytes; else 1).
+uint64_t zero_points_per_byte(const MutableTensorView* zero_point) {
+  if (zero_point == nullptr || zero_point->layout != SubByteLayout::kPacked) return 1;
+  return static_cast<uint64_t>(info(zero_point->type).elements_per_byte());
+}
+
 // A contiguous geometry's groups in chunks of at most kCacheChunkElements elements (or one group),
 // threaded: per_chunk(first, last, extremes) runs after groups [first, last) are reduced into
-// `extremes`, while their stretch of x is in cache. Task boundaries fall on multiples of 8 groups,
-// so no byte of packed zero points is written by two tasks.
+// `extremes`, while their stretch of x is in cache. Task boundaries fall on multiples of
+// `alignment` groups (zero_points_per_byte), so no byte of packed zero points has two writers.
 template <class PerChunk>
-void for_each_chunk(const TensorView& x, const Geometry& g, const ParallelFor& host, PerChunk&& per_chunk) {
+void for_each_chunk(const TensorView& x, const Geometry& g, const ParallelFor& host, uint64_t alignment,
+                    PerChunk&& per_chunk) {
   const uint64_t group_elements = std::min(g.row, g.row_block);
   const uint64_t groups_per_chunk = std::max<uint64_t>(1, kCacheChunkElements / group_elements);
   const uint64_t tasks = exec::task_count(host, g.group_count, std::max<uint64_t>(1, kMinElementsPerTask / group_elements));
-  const uint64_t size = ((g.group_count + tasks - 1) / tasks + 7) / 8 * 8;
+  const uint64_t size = ((g.group_count + tasks - 1) / tasks + alignment - 1) / alignment * alignment;
   exec::parallel_tasks(host, tasks, [&](uint64_t t) {
     const uint64_t task_end = std::min(g.group_count, (t + 1) * size);
     if (t * size >= task_end) return;
@@ -631,9 +638,10 @@ Status compute_qparams(const TensorView& x, const QparamsOptions& options, const
     return {};
   }
   // Contiguous groups: each task finishes its own groups right after reducing them.
-  for_each_chunk(x, g, execution.parallel_for, [&](uint64_t first, uint64_t last, const kernels::GroupExtremes& extremes) {
+  const auto finish_chunk = [&](uint64_t first, uint64_t last, const kernels::GroupExtremes& extremes) {
     write_groups(r, extremes, first, last - first, scale, zero_point);
-  });
+  };
+  for_each_chunk(x, g, execution.parallel_for, zero_points_per_byte(zero_point), finish_chunk);
   return {};
 }
 
@@ -683,10 +691,11 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   }
   if (packed_y) static_cast<unsigned char*>(y.data)[storage_bytes(y.type, g.element_count) - 1] = 0;
   const Layout canonical = exec::canonical_layout(plan.value().layout);
-  for_each_chunk(x, g, execution.parallel_for, [&](uint64_t first, uint64_t last, const kernels::GroupExtremes& extremes) {
+  const auto finish_and_quantize_chunk = [&](uint64_t first, uint64_t last, const kernels::GroupExtremes& extremes) {
     write_groups(r, extremes, first, last - first, scale, zero_point);
     kernels::execute_range(plan.value(), canonical, group_start(g, first), group_start(g, last), y);
-  });
+  };
+  for_each_chunk(x, g, execution.parallel_for, zero_points_per_byte(zero_point), finish_and_quantize_chunk);
   return {};
 }
 
