@@ -15,6 +15,7 @@
 #include "kernels/kernels.h"
 #include "kernels/reduce.h"
 #include "qdq/toolkit.hpp"
+#include "toolkit/qparams_internal.h"
 #include "types/codec.h"
 
 namespace qdq {
@@ -90,12 +91,17 @@ TEST_F(ToolkitTargets, ExtremesMatchAScalarLoopOnEveryTarget) {
         kernels::Extremes got;
         kernels::reduce_extremes(type, bytes.data(), 3, n, &got);
         expect_same(got, scalar_extremes(values.data() + 3, n), where);
-        // Groups of 5 (the last one short).
-        std::vector<kernels::Extremes> groups((n + 4) / 5);
-        kernels::reduce_groups(type, bytes.data(), 3, n, 5, groups.data());
-        for (size_t g = 0; g < groups.size(); ++g) {
-          expect_same(groups[g], scalar_extremes(values.data() + 3 + g * 5, std::min<size_t>(5, n - g * 5)),
-                      where + " group " + std::to_string(g));
+        // Groups of 5 (the last one short) and of 16 and 32 (whole vectors on every target).
+        for (size_t group : {size_t{5}, size_t{16}, size_t{32}}) {
+          const size_t count = (n + group - 1) / group;
+          std::vector<float> mins(count), maxs(count);
+          std::vector<uint8_t> nans(count);
+          kernels::reduce_groups(type, bytes.data(), 3, n, group, {mins.data(), maxs.data(), nans.data()});
+          for (size_t g = 0; g < count; ++g) {
+            expect_same(kernels::Extremes{mins[g], maxs[g], nans[g] != 0},
+                        scalar_extremes(values.data() + 3 + g * group, std::min<size_t>(group, n - g * group)),
+                        where + " group of " + std::to_string(group) + " #" + std::to_string(g));
+          }
         }
         // Element-wise accumulation of two rows.
         std::vector<float> mins(n, std::numeric_limits<float>::infinity()), maxs(n, -std::numeric_limits<float>::infinity());
@@ -109,6 +115,101 @@ TEST_F(ToolkitTargets, ExtremesMatchAScalarLoopOnEveryTarget) {
           const kernels::Extremes e{mins[j], maxs[j], nans[j] != 0};
           expect_same(e, scalar_extremes(pair, 2), where + " column " + std::to_string(j));
         }
+      }
+    }
+  }
+}
+
+// Group extremes as the reductions give them (min <= max; a NaN group's range holds 0; an empty
+// group +inf / -inf), from every edge of the finish and from random ranges of every magnitude.
+struct ExtremesSample {
+  std::vector<float> min, max;
+  std::vector<uint8_t> nan;
+};
+
+ExtremesSample extremes_sample(std::mt19937& rng, double span) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kMax = std::numeric_limits<float>::max();
+  const std::vector<float> edges = {0.0f, -0.0f, kInf, -kInf, kMax, -kMax, 3e38f, -3e38f, 1e38f, -2e38f,
+                                    std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
+                                    1e-40f, -1e-40f, std::numeric_limits<float>::min(), -std::numeric_limits<float>::min(),
+                                    1e-38f, -3e-39f, 1.0f, -1.0f, 0.5f, 448.0f, 6.0f, -6.0f, 1e-30f, 65504.0f};
+  ExtremesSample s;
+  auto add = [&](float a, float b, bool nan) {
+    if (b < a) std::swap(a, b);
+    if (nan) {  // NaN counts as +0
+      a = std::min(a, 0.0f);
+      b = std::max(b, 0.0f);
+    }
+    s.min.push_back(a);
+    s.max.push_back(b);
+    s.nan.push_back(nan ? 1 : 0);
+  };
+  for (float a : edges) {
+    for (float b : edges) {
+      add(a, b, false);
+      add(a, b, true);
+    }
+  }
+  s.min.push_back(kInf);  // no element
+  s.max.push_back(-kInf);
+  s.nan.push_back(0);
+  // Ranges of exactly `span` (scale 1): zero points qmin + k + 0.5 tie and round to even.
+  for (float half : {0.5f, 1.5f, 2.5f, 3.5f}) {
+    if (half < span) add(-half, static_cast<float>(span) - half, false);
+  }
+  std::uniform_int_distribution<int> exponent(-150, 128), pick(0, 9);
+  std::uniform_real_distribution<float> mantissa(-2.0f, 2.0f);
+  auto random_value = [&] { return pick(rng) == 0 ? 0.0f : std::ldexp(mantissa(rng), exponent(rng)); };
+  for (int i = 0; i < 3001; ++i) {  // an odd count: the last groups are a partial vector
+    const float a = random_value();
+    add(a, pick(rng) < 3 ? a * 0.75f : random_value(), pick(rng) == 0);
+  }
+  return s;
+}
+
+TEST_F(ToolkitTargets, VectorFinishEqualsTheScalarFinishOnEveryTarget) {
+  using E = ElementType;
+  struct FinishCase {
+    ElementType type;
+    ScaleMethod method;
+    ElementType scale_type;
+  };
+  std::vector<FinishCase> cases;
+  for (E type : {E::kInt2, E::kUint2, E::kInt4, E::kUint4, E::kInt8, E::kUint8, E::kInt16, E::kUint16, E::kInt32,
+                 E::kUint32}) {
+    for (ScaleMethod method : {ScaleMethod::kMinMax, ScaleMethod::kSymmetric, ScaleMethod::kSymmetricRestricted}) {
+      for (E scale_type : {E::kFloat32, E::kFloat16, E::kBfloat16}) cases.push_back({type, method, scale_type});
+    }
+  }
+  for (E type : {E::kFloat8E4M3FN, E::kFloat8E4M3FNUZ, E::kFloat8E5M2, E::kFloat8E5M2FNUZ, E::kFloat4E2M1}) {
+    for (ScaleMethod method : {ScaleMethod::kMxFloor, ScaleMethod::kMxCeil, ScaleMethod::kMxEven, ScaleMethod::kMxRceil}) {
+      for (E scale_type : {E::kFloat8E8M0, E::kFloat32, E::kBfloat16}) cases.push_back({type, method, scale_type});
+    }
+    cases.push_back({type, ScaleMethod::kSymmetric, E::kFloat32});
+  }
+  std::mt19937 rng(kSeed + 2);
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (const FinishCase& c : cases) {
+      const ElementTypeInfo& q = info(c.type);
+      ExtremesSample sample = extremes_sample(rng, q.max - q.lowest);
+      const uint64_t n = sample.min.size();
+      const kernels::GroupExtremes view{sample.min.data(), sample.max.data(), sample.nan.data()};
+      QparamsOptions o;
+      o.quantized_type = c.type;
+      o.method = c.method;
+      o.scale_type = c.scale_type;
+      std::vector<uint32_t> scale(n), zero_point(n), want_scale(n), want_zero_point(n);
+      ASSERT_TRUE(internal::finish_codes_for_test(o, view, n, true, scale.data(), zero_point.data()).ok());
+      ASSERT_TRUE(internal::finish_codes_for_test(o, view, n, false, want_scale.data(), want_zero_point.data()).ok());
+      const std::string where = kernels::target_name(target) + " " + std::string(name(c.type)) + " method " +
+                                std::to_string(static_cast<int>(c.method)) + " scale " + std::string(name(c.scale_type));
+      for (uint64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(scale[i], want_scale[i]) << where << " group " << i << " min " << sample.min[i] << " max "
+                                           << sample.max[i] << " nan " << int{sample.nan[i]};
+        ASSERT_EQ(zero_point[i], want_zero_point[i]) << where << " group " << i << " min " << sample.min[i] << " max "
+                                                     << sample.max[i] << " nan " << int{sample.nan[i]};
       }
     }
   }

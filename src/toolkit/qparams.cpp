@@ -1,8 +1,10 @@
 // Scales and zero points from data, dynamic quantization and ONNX DynamicQuantizeLinear.
 //
 // Two stages over the same geometry: a SIMD reduction (kernels/reduce.h) gives each group's
-// extremes, then a scalar finish turns each group's extremes into its scale and zero point with
-// float32 arithmetic, exactly as docs/semantics.md ("Scales from data") writes the formulas.
+// extremes, then the finish turns each group's extremes into its scale and zero point with
+// float32 arithmetic, exactly as docs/semantics.md ("Scales from data") writes the formulas:
+// finish() below is the definition; kernels::finish_groups does the common cases in SIMD, bit for
+// bit, and leaves it the rest. Contiguous groups are reduced and finished by the same task.
 // Dynamic quantization runs the Q kernels over each stretch of x right after its groups are
 // finished, while that stretch is still in cache.
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include "kernels/reduce.h"
 #include "plan/checks.h"
 #include "qdq/toolkit.hpp"
+#include "toolkit/qparams_internal.h"
 #include "types/codec.h"
 
 namespace qdq {
@@ -303,24 +306,66 @@ Finished finish(const Rules& r, const Extremes& e) {
   return {code, integer_code(r, std::nearbyint(clamped))};
 }
 
+// The rules as the vector finish takes them: float32 scales of integer types whose range is exact
+// in float32 (<= 16 bits), and the MX methods with e8m0 scales; kNone leaves every group to finish().
+kernels::FinishConstants vector_finish(const Rules& r) {
+  using kernels::VectorFinish;
+  kernels::FinishConstants c;
+  const ElementTypeInfo& q = *r.quantized;
+  if (is_mx(r.method)) {
+    if (r.scale->type != ElementType::kFloat8E8M0) return c;
+    switch (r.method) {
+      case ScaleMethod::kMxFloor: c.kind = VectorFinish::kMxFloor; break;
+      case ScaleMethod::kMxCeil: c.kind = VectorFinish::kMxCeil; break;
+      case ScaleMethod::kMxEven: c.kind = VectorFinish::kMxEven; break;
+      default: c.kind = VectorFinish::kMxRceil; break;
+    }
+    c.mx_emax = r.mx_emax;
+    c.mx_mantissa_bits = r.mx_mantissa_bits;
+    c.mx_max = r.mx_max;
+    return c;
+  }
+  if (!q.is_integer() || q.bits > 16 || r.scale->type != ElementType::kFloat32) return c;
+  c.kind = r.method == ScaleMethod::kMinMax ? VectorFinish::kMinMax : VectorFinish::kSymmetric;
+  c.divisor = r.divisor;
+  c.qmin = r.qmin;
+  c.zp_lowest = static_cast<float>(r.zp_lowest);
+  c.zp_highest = static_cast<float>(r.zp_highest);
+  c.neutral_zero_point = integer_code(r, r.neutral_zero_point);
+  c.code_mask = static_cast<uint32_t>((uint64_t{1} << q.bits) - 1);
+  return c;
+}
+
 // --- Reductions over the geometry ------------------------------------------------------------
 
-// Extremes of groups [first, last) of a contiguous geometry (each group one stretch of x).
-void reduce_contiguous_groups(const TensorView& x, const Geometry& g, uint64_t first, uint64_t last, Extremes* out) {
-  const uint64_t groups_per_row = (g.row + g.row_block - 1) / g.row_block;
+// Groups per row of a contiguous geometry, and the element where group `group` starts (a row's
+// last group may be short; group_start(group_count) is the element count).
+uint64_t groups_per_row(const Geometry& g) { return (g.row + g.row_block - 1) / g.row_block; }
+
+uint64_t group_start(const Geometry& g, uint64_t group) {
+  const uint64_t per_row = groups_per_row(g);
+  return group / per_row * g.row + std::min(g.row, group % per_row * g.row_block);
+}
+
+// Extremes of groups [first, last) of a contiguous geometry (each group one stretch of x), into
+// out's arrays from index 0.
+void reduce_contiguous_groups(const TensorView& x, const Geometry& g, uint64_t first, uint64_t last,
+                              const kernels::GroupExtremes& out) {
+  const uint64_t per_row = groups_per_row(g);
   uint64_t group = first;
   while (group < last) {
-    const uint64_t row = group / groups_per_row;
-    const uint64_t in_row = group % groups_per_row;
-    const uint64_t take = std::min(last - group, groups_per_row - in_row);
-    const uint64_t begin = in_row * g.row_block;
-    const uint64_t end = std::min(g.row, (in_row + take) * g.row_block);
-    kernels::reduce_groups(x.type, x.data, row * g.row + begin, end - begin, g.row_block, out + (group - first));
+    // The groups of one row at a time: reduce_groups cuts a stretch into equal groups.
+    const uint64_t take = std::min(last - group, per_row - group % per_row);
+    const uint64_t begin = group_start(g, group);
+    const uint64_t end = group_start(g, group + take);  // the row's end when take reaches it
+    const uint64_t at = group - first;
+    kernels::reduce_groups(x.type, x.data, begin, end - begin, g.row_block, {out.min + at, out.max + at, out.nan + at});
     group += take;
   }
 }
 
-// Every group's extremes (the first pass), threaded.
+// Every group's extremes (the first pass), threaded, for the geometries for_each_chunk does not
+// take: per-tensor and groups that are not contiguous.
 std::vector<Extremes> reduce_all(const TensorView& x, const Geometry& g, const ParallelFor& host) {
   std::vector<Extremes> result(g.group_count);
   if (g.element_count == 0) return result;
@@ -334,17 +379,6 @@ std::vector<Extremes> reduce_all(const TensorView& x, const Geometry& g, const P
       if (begin < end) kernels::reduce_extremes(x.type, x.data, begin, end - begin, &partial[t]);
     });
     for (const Extremes& p : partial) result[0].merge(p);
-    return result;
-  }
-  if (g.contiguous) {
-    const uint64_t group_elements = std::min(g.row, g.row_block);
-    const uint64_t tasks = exec::task_count(host, g.group_count, std::max<uint64_t>(1, kMinElementsPerTask / group_elements));
-    const uint64_t size = (g.group_count + tasks - 1) / tasks;
-    exec::parallel_tasks(host, tasks, [&](uint64_t t) {
-      const uint64_t first = t * size;
-      const uint64_t last = std::min(g.group_count, first + size);
-      if (first < last) reduce_contiguous_groups(x, g, first, last, result.data() + first);
-    });
     return result;
   }
   if (g.granularity == Granularity::kBlocked) {
@@ -466,40 +500,110 @@ Result<Prepared> prepare(const char* op, const TensorView& x, const QparamsOptio
   return Prepared{rules.value(), g};
 }
 
-// Stores codes of `bits` bits at element `index`: whole bytes directly, sub-byte ones through the
-// codec (read-modify-write of their byte).
-template <int kBits>
-void store_whole(void* data, uint64_t index, uint32_t code) {
-  using T = std::conditional_t<kBits == 8, uint8_t, std::conditional_t<kBits == 16, uint16_t, uint32_t>>;
-  static_cast<T*>(data)[index] = static_cast<T>(code);
-}
-
-void write_groups(const Rules& r, const Extremes* extremes, uint64_t first, uint64_t count, const MutableTensorView& scale,
-                  const MutableTensorView* zero_point) {
-  const int scale_bits = r.scale->bits;
-  const int zp_bits = zero_point != nullptr ? r.quantized->bits : 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    const Finished f = finish(r, extremes[i]);
-    const uint64_t index = first + i;
-    if (scale_bits == 32) {
-      store_whole<32>(scale.data, index, f.scale_code);
-    } else if (scale_bits == 16) {
-      store_whole<16>(scale.data, index, f.scale_code);
-    } else {
-      store_whole<8>(scale.data, index, f.scale_code);
+// Stores codes[0, count) as elements [first, first + count) of `view` (type t): whole bytes
+// directly; packed 4/2-bit codes a byte at a time (low bits first) where all of a byte's codes are
+// here, and through the codec's read-modify-write at the ends. Codes hold only t's bits.
+void store_codes(const MutableTensorView& view, const ElementTypeInfo& t, uint64_t first, const uint32_t* codes,
+                 uint64_t count) {
+  auto* bytes = static_cast<unsigned char*>(view.data);
+  if (t.is_packed() && view.layout == SubByteLayout::kPacked) {
+    const uint64_t per_byte = static_cast<uint64_t>(t.elements_per_byte());
+    uint64_t i = 0;
+    for (; i < count && (first + i) % per_byte != 0; ++i) codec::store_code(view.data, t, first + i, codes[i]);
+    unsigned char* out = bytes + (first + i) / per_byte;  // (one division, not one per byte)
+    for (; i + per_byte <= count; i += per_byte) {
+      unsigned byte = 0;
+      for (uint64_t k = 0; k < per_byte; ++k) byte |= codes[i + k] << (k * static_cast<unsigned>(t.bits));
+      *out++ = static_cast<unsigned char>(byte);
     }
-    switch (zp_bits) {
-      case 0: break;
-      case 8: store_whole<8>(zero_point->data, index, f.zero_point_code); break;
-      case 16: store_whole<16>(zero_point->data, index, f.zero_point_code); break;
-      case 32: store_whole<32>(zero_point->data, index, f.zero_point_code); break;
-      default: codec::store_code(zero_point->data, *r.quantized, index, f.zero_point_code, zero_point->layout); break;
-    }
+    for (; i < count; ++i) codec::store_code(view.data, t, first + i, codes[i]);
+    return;
+  }
+  switch (t.is_packed() ? 1 : t.bytes_per_element()) {
+    case 1:
+      for (uint64_t i = 0; i < count; ++i) bytes[first + i] = static_cast<uint8_t>(codes[i]);
+      return;
+    case 2:
+      for (uint64_t i = 0; i < count; ++i) {
+        const uint16_t narrow = static_cast<uint16_t>(codes[i]);
+        std::memcpy(bytes + (first + i) * 2, &narrow, sizeof narrow);
+      }
+      return;
+    default: std::memcpy(bytes + first * 4, codes, count * 4); return;
   }
 }
 
-// Packed zero points share bytes between groups: their padding is zeroed first and whole bytes go
-// to one task at a time (the finish runs after the reduction, on the calling thread, for those).
+// Codes of groups [0, count) (at most kFinishBatch): the vector finish under `constants`, then
+// finish() for the groups it leaves (NaN, all-zero and infinite ranges; all of them for kNone).
+constexpr uint64_t kFinishBatch = 512;  // codes on the stack, in L1
+
+void finish_codes(const Rules& r, const kernels::FinishConstants& constants, const kernels::GroupExtremes& extremes,
+                  uint64_t count, uint32_t* scale_codes, uint32_t* zero_point_codes) {
+  uint8_t special[kFinishBatch];
+  kernels::finish_groups(constants, extremes, count, scale_codes, zero_point_codes, special);
+  for (uint64_t i = 0; i < count; ++i) {
+    if (special[i] == 0) continue;
+    const Finished f = finish(r, Extremes{extremes.min[i], extremes.max[i], extremes.nan[i] != 0});
+    scale_codes[i] = f.scale_code;
+    zero_point_codes[i] = f.zero_point_code;
+  }
+}
+
+// Finishes groups [first, first + count) from their extremes (index 0 of `extremes` is group
+// `first`) and writes their scales and zero points.
+void write_groups(const Rules& r, const kernels::GroupExtremes& extremes, uint64_t first, uint64_t count,
+                  const MutableTensorView& scale, const MutableTensorView* zero_point) {
+  const kernels::FinishConstants constants = vector_finish(r);
+  uint32_t scale_codes[kFinishBatch], zero_point_codes[kFinishBatch];
+  for (uint64_t done = 0; done < count; done += kFinishBatch) {
+    const uint64_t n = std::min(kFinishBatch, count - done);
+    const kernels::GroupExtremes part{extremes.min + done, extremes.max + done, extremes.nan + done};
+    finish_codes(r, constants, part, n, scale_codes, zero_point_codes);
+    store_codes(scale, *r.scale, first + done, scale_codes, n);
+    if (zero_point != nullptr) store_codes(*zero_point, *r.quantized, first + done, zero_point_codes, n);
+  }
+}
+
+// Extremes as the arrays write_groups reads.
+struct ExtremesArrays {
+  std::vector<float> min, max;
+  std::vector<uint8_t> nan;
+
+  explicit ExtremesArrays(uint64_t count) : min(count), max(count), nan(count) {}
+  kernels::GroupExtremes view() { return {min.data(), max.data(), nan.data()}; }
+};
+
+// Groups per byte of the zero points (packed 4/2-bit ones share bytes; else 1).
+uint64_t zero_points_per_byte(const MutableTensorView* zero_point) {
+  if (zero_point == nullptr || zero_point->layout != SubByteLayout::kPacked) return 1;
+  return static_cast<uint64_t>(info(zero_point->type).elements_per_byte());
+}
+
+// A contiguous geometry's groups in chunks of at most kCacheChunkElements elements (or one group),
+// threaded: per_chunk(first, last, extremes) runs after groups [first, last) are reduced into
+// `extremes`, while their stretch of x is in cache. Task boundaries fall on multiples of
+// `alignment` groups (zero_points_per_byte), so no byte of packed zero points has two writers.
+template <class PerChunk>
+void for_each_chunk(const TensorView& x, const Geometry& g, const ParallelFor& host, uint64_t alignment,
+                    PerChunk&& per_chunk) {
+  const uint64_t group_elements = std::min(g.row, g.row_block);
+  const uint64_t groups_per_chunk = std::max<uint64_t>(1, kCacheChunkElements / group_elements);
+  const uint64_t tasks = exec::task_count(host, g.group_count, std::max<uint64_t>(1, kMinElementsPerTask / group_elements));
+  const uint64_t size = ((g.group_count + tasks - 1) / tasks + alignment - 1) / alignment * alignment;
+  exec::parallel_tasks(host, tasks, [&](uint64_t t) {
+    const uint64_t task_end = std::min(g.group_count, (t + 1) * size);
+    if (t * size >= task_end) return;
+    ExtremesArrays extremes(std::min(groups_per_chunk, task_end - t * size));
+    for (uint64_t first = t * size; first < task_end; first += groups_per_chunk) {
+      const uint64_t last = std::min(task_end, first + groups_per_chunk);
+      reduce_contiguous_groups(x, g, first, last, extremes.view());
+      per_chunk(first, last, extremes.view());
+    }
+  });
+}
+
+// Packed zero points share bytes between groups: their padding is zeroed first, and tasks own
+// whole bytes (for_each_chunk) or the finish runs on the calling thread (reduce_all's geometries).
 void zero_packed_padding(const MutableTensorView& view, uint64_t count) {
   const ElementTypeInfo& t = info(view.type);
   if (t.is_packed() && view.layout == SubByteLayout::kPacked && count > 0) {
@@ -522,8 +626,22 @@ Status compute_qparams(const TensorView& x, const QparamsOptions& options, const
   const Rules& r = prepared.value().rules;
   const Geometry& g = prepared.value().geometry;
   if (zero_point != nullptr) zero_packed_padding(*zero_point, g.group_count);
-  const std::vector<Extremes> extremes = reduce_all(x, g, execution.parallel_for);
-  write_groups(r, extremes.data(), 0, g.group_count, scale, zero_point);
+  if (g.element_count == 0 || g.granularity == Granularity::kPerTensor || !g.contiguous) {
+    const std::vector<Extremes> extremes = reduce_all(x, g, execution.parallel_for);
+    ExtremesArrays arrays(g.group_count);
+    for (uint64_t i = 0; i < g.group_count; ++i) {
+      arrays.min[i] = extremes[i].min;
+      arrays.max[i] = extremes[i].max;
+      arrays.nan[i] = extremes[i].nan ? 1 : 0;
+    }
+    write_groups(r, arrays.view(), 0, g.group_count, scale, zero_point);
+    return {};
+  }
+  // Contiguous groups: each task finishes its own groups right after reducing them.
+  const auto finish_chunk = [&](uint64_t first, uint64_t last, const kernels::GroupExtremes& extremes) {
+    write_groups(r, extremes, first, last - first, scale, zero_point);
+  };
+  for_each_chunk(x, g, execution.parallel_for, zero_points_per_byte(zero_point), finish_chunk);
   return {};
 }
 
@@ -559,12 +677,11 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   if (g.element_count == 0) return {};
   if (zero_point != nullptr) zero_packed_padding(*zero_point, g.group_count);
 
-  // One pass where each group is a contiguous stretch that fits in cache and, for packed y (and
-  // packed zero points), group boundaries fall on whole bytes: tasks then own whole bytes.
+  // One pass where each group is a contiguous stretch that fits in cache and, for packed y, group
+  // boundaries fall on whole bytes of y (packed zero points: for_each_chunk's task boundaries).
   const uint64_t group_elements = std::min(g.row, g.row_block);
   const bool packed_y = q.is_packed() && y.layout == SubByteLayout::kPacked;
-  const bool packed_zp = zero_point != nullptr && q.is_packed() && zero_point->layout == SubByteLayout::kPacked;
-  const bool byte_aligned = (!packed_y || (g.row % 8 == 0 && (g.row_block % 8 == 0 || g.row_block >= g.row))) && !packed_zp;
+  const bool byte_aligned = !packed_y || (g.row % 8 == 0 && (g.row_block % 8 == 0 || g.row_block >= g.row));
   const bool one_pass = g.granularity != Granularity::kPerTensor && g.contiguous && group_elements <= kCacheChunkElements &&
                         byte_aligned;
   if (!one_pass) {
@@ -574,28 +691,24 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   }
   if (packed_y) static_cast<unsigned char*>(y.data)[storage_bytes(y.type, g.element_count) - 1] = 0;
   const Layout canonical = exec::canonical_layout(plan.value().layout);
-  const uint64_t groups_per_chunk = std::max<uint64_t>(1, kCacheChunkElements / group_elements);
-  const uint64_t tasks = exec::task_count(execution.parallel_for, g.group_count,
-                                          std::max<uint64_t>(1, kMinElementsPerTask / group_elements));
-  const uint64_t size = (g.group_count + tasks - 1) / tasks;
-  const uint64_t groups_per_row = (g.row + g.row_block - 1) / g.row_block;
-  // Element index where group `group` starts.
-  auto group_start = [&](uint64_t group) {
-    const uint64_t row = group / groups_per_row, in_row = group % groups_per_row;
-    return row * g.row + std::min(g.row, in_row * g.row_block);
+  const auto finish_and_quantize_chunk = [&](uint64_t first, uint64_t last, const kernels::GroupExtremes& extremes) {
+    write_groups(r, extremes, first, last - first, scale, zero_point);
+    kernels::execute_range(plan.value(), canonical, group_start(g, first), group_start(g, last), y);
   };
-  exec::parallel_tasks(execution.parallel_for, tasks, [&](uint64_t t) {
-    std::vector<Extremes> extremes(groups_per_chunk);
-    const uint64_t task_end = std::min(g.group_count, (t + 1) * size);
-    for (uint64_t first = t * size; first < task_end; first += groups_per_chunk) {
-      const uint64_t last = std::min(task_end, first + groups_per_chunk);
-      reduce_contiguous_groups(x, g, first, last, extremes.data());
-      write_groups(r, extremes.data(), first, last - first, scale, zero_point);
-      const uint64_t begin = group_start(first);
-      const uint64_t end = last == g.group_count ? g.element_count : group_start(last);
-      kernels::execute_range(plan.value(), canonical, begin, end, y);
-    }
-  });
+  for_each_chunk(x, g, execution.parallel_for, zero_points_per_byte(zero_point), finish_and_quantize_chunk);
+  return {};
+}
+
+Status internal::finish_codes_for_test(const QparamsOptions& options, const kernels::GroupExtremes& extremes,
+                                      uint64_t count, bool vector, uint32_t* scale_codes, uint32_t* zero_point_codes) {
+  Result<Rules> rules = make_rules(options);
+  if (!rules.ok()) return rules.status();
+  const kernels::FinishConstants constants = vector ? vector_finish(rules.value()) : kernels::FinishConstants{};
+  for (uint64_t done = 0; done < count; done += kFinishBatch) {
+    const uint64_t n = std::min(kFinishBatch, count - done);
+    const kernels::GroupExtremes part{extremes.min + done, extremes.max + done, extremes.nan + done};
+    finish_codes(rules.value(), constants, part, n, scale_codes + done, zero_point_codes + done);
+  }
   return {};
 }
 
