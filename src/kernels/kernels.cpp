@@ -987,11 +987,18 @@ HWY_INLINE uint64_t ForEachUniformStretch(const exec::Run& run, uint64_t offset,
 // and given one zero point: the hot loop of per-tensor and per-block plans, four vectors a step and
 // free of WalkVectors' per-vector choices (division precision, per-element operands). 8-bit code
 // lanes are masked with byte_mask (0xFF, or the code's bits for one code per byte).
-template <class Output, ElementType kX, typename Code>
+// kRoundQuotient: the division precision is x's own type (float16 or bfloat16 x), so x is exact
+// in it and only the quotient is rounded to it after the float32 division (24 bits hold two
+// 11- or 8-bit significands and two guard bits, so that double rounding is exact).
+template <class Output, ElementType kX, typename Code, bool kRoundQuotient = false>
 HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, VF s, VF zp,
                                 const typename Output::Bounds& bounds, VI byte_mask, Code* out) {
   const size_t N = hn::Lanes(DF());
-  auto codes_at = [&](size_t j) HWY_ATTR { return Output::Codes(c, hn::Div(XInput<kX>::Load(x + j), s), zp, bounds); };
+  auto codes_at = [&](size_t j) HWY_ATTR {
+    VF q = hn::Div(XInput<kX>::Load(x + j), s);
+    if constexpr (kRoundQuotient) q = kX == ElementType::kFloat16 ? RoundToFloat16(q) : RoundToBfloat16(q);
+    return Output::Codes(c, q, zp, bounds);
+  };
   size_t i = 0;
   if constexpr (sizeof(Code) == 1) {
     for (; i + 4 * N <= count; i += 4 * N) {
@@ -1010,13 +1017,17 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
                                 size_t count, VF scale_constant, VF zp_constant,
                                 const typename Output::Bounds& bounds_constant, VI byte_mask, Code* to) {
   const DF df;
-  if (!o.per_block) {
-    QuantizeUniform<Output, kX>(c, from, count, scale_constant, zp_constant, bounds_constant, byte_mask, to);
-    return;
+  const VF zp = o.per_block && c.zero_point != nullptr ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+  const typename Output::Bounds bounds =
+      o.per_block && c.zero_point != nullptr ? Output::MakeBounds(zp) : bounds_constant;
+  const VF s = o.per_block ? hn::Set(df, o.scale.block[b]) : scale_constant;
+  if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
+    if (c.precision != Precision::kFloat32) {  // x's own type (see QuantizeUniformBlock)
+      QuantizeUniform<Output, kX, Code, true>(c, from, count, RoundToPrecision(c.precision, s), zp, bounds, byte_mask, to);
+      return;
+    }
   }
-  const VF zp = c.zero_point != nullptr ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
-  QuantizeUniform<Output, kX>(c, from, count, hn::Set(df, o.scale.block[b]), zp,
-                              c.zero_point != nullptr ? Output::MakeBounds(zp) : bounds_constant, byte_mask, to);
+  QuantizeUniform<Output, kX>(c, from, count, s, zp, bounds, byte_mask, to);
 }
 
 // One block of a run whose scale and zero point are constant (per-tensor) or one per whole-vector
@@ -1110,7 +1121,10 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         if (precision != Precision::kFloat32) q = RoundToPrecision(precision, q);
         emit(q, zp, bounds, destination);
       };
-      const bool uniform = precision == Precision::kFloat32 &&
+      // float32 divisions, or x's own float16/bfloat16 precision (x exact in it).
+      const bool own_precision = (kX == ElementType::kFloat16 && precision == Precision::kFloat16) ||
+                                 (kX == ElementType::kBfloat16 && precision == Precision::kBfloat16);
+      const bool uniform = (precision == Precision::kFloat32 || own_precision) &&
                            (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr));
       if constexpr (!Output::kWide) {
         if (uniform) QuantizeUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, byte_mask, out);
