@@ -86,6 +86,7 @@ def _dtype_for(name: str) -> np.dtype:
 # The element-type table of the C++ core, read once: TensorProto code <-> numpy / ml_dtypes dtype.
 _DTYPE_BY_CODE = {code: _dtype_for(name) for code, name, _bits in _qdq.element_types()}
 _CODE_BY_DTYPE = {dtype: code for code, dtype in _DTYPE_BY_CODE.items()}
+_qdq._register_dtypes(list(_CODE_BY_DTYPE.items()))  # the fast door matches plain arrays' dtypes by identity
 _UINT8 = 2
 _FLOAT32 = 1
 
@@ -340,6 +341,11 @@ def quantize_linear(
     Raises:
         QdqError: an input or attribute breaks the operator's rule (the message says which).
     """
+    fast = _qdq._plain_quantize_linear(
+        x, y_scale, y_zero_point, axis, block_size, saturate, output_dtype, precision, opset, out
+    )
+    if fast is not None:  # plain numpy arrays and int attributes: run without Python-level conversion
+        return fast
     out_code = _type_attribute(output_dtype, "output_dtype")
     xt = _tensor(x, "x")
     st = _tensor(y_scale, "y_scale")
@@ -388,6 +394,9 @@ def dequantize_linear(
     Raises:
         QdqError: an input or attribute breaks the operator's rule.
     """
+    fast = _qdq._plain_dequantize_linear(x, x_scale, x_zero_point, axis, block_size, output_dtype, opset, out)
+    if fast is not None:
+        return fast
     xt = _tensor(x, "x")
     st = _tensor(x_scale, "x_scale")
     zt = _optional_tensor(x_zero_point, "x_zero_point", xt[0])
@@ -420,6 +429,9 @@ def extended_quantize_linear(
     Raises:
         QdqError: an input breaks the operator's rule.
     """
+    fast = _qdq._plain_extended_quantize_linear(x, y_scale, y_zero_point, axis, out)
+    if fast is not None:
+        return fast
     xt = _tensor(x, "x")
     st = _tensor(y_scale, "y_scale")
     zt = _optional_tensor(y_zero_point, "y_zero_point", _UINT8)
@@ -444,6 +456,9 @@ def extended_dequantize_linear(
     Raises:
         QdqError: an input breaks the operator's rule.
     """
+    fast = _qdq._plain_extended_dequantize_linear(x, x_scale, x_zero_point, axis, out)
+    if fast is not None:
+        return fast
     xt = _tensor(x, "x")
     st = _tensor(x_scale, "x_scale")
     zt = _optional_tensor(x_zero_point, "x_zero_point", xt[0])

@@ -12,11 +12,17 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+// numpy's C API, for the fast door below only (inputs read and outputs made without Python-level
+// work). Built against numpy >= 2 headers, which run on numpy 1.x and 2.x alike.
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <chrono>
 #include <cstring>
@@ -167,8 +173,9 @@ OutputCache& output_cache() {
   return *cache;
 }
 
-// A new numpy uint8 array of `bytes` bytes (owning its storage); *storage gets its address.
-nb::object new_bytes(uint64_t bytes, uint8_t** storage) {
+// Output storage of `bytes` bytes and the capsule that owns it (the array's base object); large
+// buffers come from the output cache.
+nb::capsule new_storage(uint64_t bytes, uint8_t** storage) {
   const bool large = bytes >= kHuge;
   *storage = large ? output_cache().take(bytes) : static_cast<uint8_t*>(std::malloc(bytes > 0 ? bytes : 1));
   if (*storage == nullptr) throw std::bad_alloc();
@@ -177,6 +184,12 @@ nb::object new_bytes(uint64_t bytes, uint8_t** storage) {
   std::unique_ptr<void, void (*)(void*) noexcept> guard(*storage, release);  // until the capsule owns it
   nb::capsule owner(*storage, release);
   guard.release();
+  return owner;
+}
+
+// A new numpy uint8 array of `bytes` bytes (owning its storage); *storage gets its address.
+nb::object new_bytes(uint64_t bytes, uint8_t** storage) {
+  nb::capsule owner = new_storage(bytes, storage);
   size_t shape[1] = {static_cast<size_t>(bytes)};
   return nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(*storage, 1, shape, owner));
 }
@@ -260,12 +273,293 @@ double time_executions(const qdq::Plan& plan, void* out, int64_t repeat) {
   return best;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The numpy fast door. The Python functions first offer their arguments here. When every tensor
+// is a plain numpy array (exactly np.ndarray, C-contiguous, aligned, native byte order, of a dtype
+// qdq implements), every attribute a Python int and `out` (if given) a plain writeable array of
+// the output's dtype and shape sharing no memory with an input, the operator runs from here: no
+// Python-level conversion, and the output array is made by numpy's C API around qdq's storage.
+// Anything else returns None and the Python layer takes its general path, which converts, checks
+// and names every refusal; so both paths plan and execute through the same C++ calls, and an
+// error raised by the planner reads the same from either.
+
+// The dtype objects of the element types, registered once by the Python layer at import (ml_dtypes'
+// types have no fixed type number, so dtypes are matched by identity, numpy's own singletons).
+struct DtypeRow {
+  PyArray_Descr* descr;
+  qdq::ElementType type;
+};
+std::vector<DtypeRow>& dtype_rows() {
+  static auto* rows = new std::vector<DtypeRow>();  // never destroyed, as the dtypes are not
+  return *rows;
+}
+
+std::optional<qdq::ElementType> registered_type(PyArray_Descr* descr) {
+  for (const DtypeRow& row : dtype_rows()) {
+    if (row.descr == descr) return row.type;
+  }
+  return std::nullopt;
+}
+
+PyArray_Descr* registered_descr(qdq::ElementType type) {
+  for (const DtypeRow& row : dtype_rows()) {
+    if (row.type == type) return row.descr;
+  }
+  return nullptr;
+}
+
+// A plain array (see above) with its storage's byte range, or false for the general path.
+struct PlainArray {
+  PyArrayObject* array = nullptr;
+  qdq::ElementType type = qdq::ElementType::kUndefined;
+  const uint8_t* begin = nullptr;
+  const uint8_t* end = nullptr;
+};
+
+// `holder` keeps alive the 0-d array a numpy scalar (np.float32(0.1), ml_dtypes.bfloat16(2)) becomes.
+bool plain_array(nb::handle object, PlainArray* plain, nb::object* holder) {
+  if (PyArray_IsScalar(object.ptr(), Generic)) {
+    PyObject* array = PyArray_FromScalar(object.ptr(), nullptr);
+    if (array == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    *holder = nb::steal(array);
+    object = *holder;
+  }
+  if (!PyArray_CheckExact(object.ptr())) return false;
+  auto* array = reinterpret_cast<PyArrayObject*>(object.ptr());
+  if (!PyArray_ISCARRAY_RO(array)) return false;  // C-contiguous and aligned
+  const std::optional<qdq::ElementType> type = registered_type(PyArray_DESCR(array));
+  if (!type) return false;  // byte-swapped, float64, object, ... : the general path refuses them by name
+  plain->array = array;
+  plain->type = *type;
+  plain->begin = static_cast<const uint8_t*>(PyArray_DATA(array));
+  plain->end = plain->begin + PyArray_NBYTES(array);
+  return true;
+}
+
+InputTensor plain_input(const PlainArray& plain) {
+  InputTensor tensor;
+  tensor.type = plain.type;
+  tensor.shape.assign(PyArray_DIMS(plain.array), PyArray_DIMS(plain.array) + PyArray_NDIM(plain.array));
+  tensor.data = plain.begin;
+  tensor.layout = qdq::SubByteLayout::kOneCodePerByte;
+  return tensor;
+}
+
+// An attribute that is exactly a Python int in the int64 range.
+bool plain_int(nb::handle object, int64_t* value) {
+  if (!PyLong_CheckExact(object.ptr())) return false;
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(object.ptr(), &overflow);
+  if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+    PyErr_Clear();
+    return false;
+  }
+  *value = v;
+  return true;
+}
+
+// A new 0-d array of a registered type holding `bytes` (native order); null if it cannot be made.
+nb::object scalar_array(qdq::ElementType type, const void* bytes, size_t size) {
+  PyArray_Descr* descr = registered_descr(type);
+  if (descr == nullptr) return nb::object();
+  Py_INCREF(descr);  // PyArray_NewFromDescr steals it
+  PyObject* array = PyArray_NewFromDescr(&PyArray_Type, descr, 0, nullptr, nullptr, nullptr, 0, nullptr);
+  if (array == nullptr) {
+    PyErr_Clear();
+    return nb::object();
+  }
+  std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(array)), bytes, size);
+  return nb::steal(array);
+}
+
+// A Python float operand as the general path takes it: float32, and a finite value beyond float32's
+// range is declined here (the general path refuses it by name).
+bool python_float_operand(nb::handle object, PlainArray* plain, nb::object* holder) {
+  if (!PyFloat_CheckExact(object.ptr())) return false;
+  const double value = PyFloat_AS_DOUBLE(object.ptr());
+  const float narrowed = static_cast<float>(value);  // defined for every double (IEEE conversion)
+  if (std::isinf(narrowed) && std::isfinite(value)) return false;
+  *holder = scalar_array(qdq::ElementType::kFloat32, &narrowed, sizeof narrowed);
+  return holder->is_valid() && plain_array(*holder, plain, holder);
+}
+
+// A Python int operand (a zero point) as a 0-d array of `type`, for the 8-, 16- and 32-bit integer
+// types when the value is in range; anything else (out of range, sub-byte or float targets) is
+// declined and the general path converts or refuses it.
+bool python_int_operand(nb::handle object, qdq::ElementType type, PlainArray* plain, nb::object* holder) {
+  if (!PyLong_CheckExact(object.ptr())) return false;  // bool is not exactly int
+  const qdq::ElementTypeInfo& row = qdq::info(type);
+  if (row.kind != qdq::ValueKind::kInteger || (row.bits != 8 && row.bits != 16 && row.bits != 32)) return false;
+  int64_t value = 0;
+  if (!plain_int(object, &value) || value < static_cast<int64_t>(row.lowest) || value > static_cast<int64_t>(row.max)) {
+    return false;
+  }
+  uint8_t bytes[4];
+  const uint32_t bits = static_cast<uint32_t>(value);  // two's complement; the low row.bits/8 bytes are the value
+  std::memcpy(bytes, &bits, sizeof bits);                // little-endian hosts only (as the whole library)
+  *holder = scalar_array(type, bytes, row.bits / 8);
+  return holder->is_valid() && plain_array(*holder, plain, holder);
+}
+
+bool overlaps(const PlainArray& a, const PlainArray& b) { return a.begin < b.end && b.begin < a.end; }
+
+// The operands of one call: x, the scale, the optional zero point and the optional out.
+struct PlainOperands {
+  PlainArray x, scale, zero_point, out;
+  nb::object scalars[3];  // 0-d arrays made from numpy scalars, alive for the call
+  bool has_zero_point = false, has_out = false;
+  InputTensor x_tensor, scale_tensor, zero_point_tensor;
+  qdq::TensorView zero_point_view;
+
+  // `int_zero_point_type`: the type a Python int zero point takes (the general path's rule for the
+  // operator); kUndefined: x's type.
+  bool take(nb::handle x_object, nb::handle scale_object, nb::handle zero_point_object, nb::handle out_object,
+            qdq::ElementType int_zero_point_type) {
+    if (!plain_array(x_object, &x, &scalars[0])) return false;
+    if (!plain_array(scale_object, &scale, &scalars[1]) && !python_float_operand(scale_object, &scale, &scalars[1])) {
+      return false;
+    }
+    has_zero_point = !zero_point_object.is_none();
+    if (int_zero_point_type == qdq::ElementType::kUndefined) int_zero_point_type = x.type;
+    if (has_zero_point && !plain_array(zero_point_object, &zero_point, &scalars[2]) &&
+        !python_int_operand(zero_point_object, int_zero_point_type, &zero_point, &scalars[2])) {
+      return false;
+    }
+    has_out = !out_object.is_none();
+    if (has_out) {
+      nb::object not_taken;  // out must be an array: a scalar out is refused by the general path
+      if (!PyArray_CheckExact(out_object.ptr()) || !plain_array(out_object, &out, &not_taken) ||
+          !PyArray_ISWRITEABLE(out.array)) {
+        return false;
+      }
+      if (overlaps(out, x) || overlaps(out, scale) || (has_zero_point && overlaps(out, zero_point))) return false;
+    }
+    x_tensor = plain_input(x);
+    scale_tensor = plain_input(scale);
+    if (has_zero_point) {
+      zero_point_tensor = plain_input(zero_point);
+      zero_point_view = zero_point_tensor.view();
+    }
+    return true;
+  }
+  const qdq::TensorView* zero_point_or_null() const { return has_zero_point ? &zero_point_view : nullptr; }
+};
+
+// Executes a plan into the caller's plain `out` or a new array of the output dtype and x's shape.
+// None when `out` does not fit the plan: the general path then names what is wrong with it.
+nb::object run_plain(const qdq::Result<qdq::Plan>& plan, const PlainOperands& operands) {
+  if (!plan.ok()) throw QdqError(plan.status().message());
+  const qdq::Plan& p = plan.value();
+  const qdq::SubByteLayout layout = qdq::SubByteLayout::kOneCodePerByte;
+  const uint64_t bytes = qdq::storage_bytes(p.output_type, p.element_count, layout);
+  uint8_t* storage = nullptr;
+  nb::object result;
+  if (operands.has_out) {
+    PyArrayObject* out = operands.out.array;
+    const int rank = PyArray_NDIM(out);
+    if (operands.out.type != p.output_type || static_cast<uint64_t>(PyArray_NBYTES(out)) != bytes ||
+        rank != static_cast<int>(operands.x_tensor.shape.size()) ||
+        !std::equal(PyArray_DIMS(out), PyArray_DIMS(out) + rank, operands.x_tensor.shape.begin())) {
+      return nb::none();
+    }
+    storage = static_cast<uint8_t*>(PyArray_DATA(out));
+    result = nb::borrow(reinterpret_cast<PyObject*>(out));
+  } else {
+    PyArray_Descr* descr = registered_descr(p.output_type);
+    if (descr == nullptr) return nb::none();
+    nb::capsule owner = new_storage(bytes, &storage);
+    std::vector<npy_intp> dims(operands.x_tensor.shape.begin(), operands.x_tensor.shape.end());
+    Py_INCREF(descr);  // PyArray_NewFromDescr steals it
+    PyObject* array = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(dims.size()), dims.data(), nullptr,
+                                           storage, NPY_ARRAY_CARRAY, nullptr);
+    if (array == nullptr) throw nb::python_error();
+    result = nb::steal(array);
+    if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), owner.release().ptr()) < 0) {
+      throw nb::python_error();  // the base reference was consumed; result releases the array
+    }
+  }
+  qdq::Status status;
+  {
+    nb::gil_scoped_release release;
+    status = qdq::execute(p, {p.output_type, p.shape, storage, layout});
+  }
+  if (!status.ok()) throw QdqError(status.message());
+  return result;
+}
+
+// QuantizeLinear's Python int zero point takes output_dtype's type when that is a type, else uint8.
+qdq::ElementType int_zero_point_type_of_quantize(int64_t output_dtype) {
+  const std::optional<qdq::ElementType> type = qdq::element_type_from_code(output_dtype);
+  return type ? *type : qdq::ElementType::kUint8;
+}
+
+void register_numpy_door(nb::module_& m) {
+  if (_import_array() < 0) throw nb::python_error();
+  m.def("_register_dtypes", [](const std::vector<std::tuple<nb::object, int64_t>>& rows) {
+    for (const auto& [dtype, code] : rows) {
+      PyArray_Descr* descr = nullptr;
+      if (!PyArray_DescrCheck(dtype.ptr())) throw QdqError("_register_dtypes: not a dtype");
+      descr = reinterpret_cast<PyArray_Descr*>(dtype.ptr());
+      Py_INCREF(descr);  // kept for the life of the process
+      dtype_rows().push_back({descr, checked_type(code, "dtype")});
+    }
+  });
+  // Every argument may be None or any object (.none()): the door itself decides what it takes.
+  m.def("_plain_quantize_linear", [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis,
+                                     nb::handle block_size, nb::handle saturate, nb::handle output_dtype,
+                                     nb::handle precision, nb::handle opset, nb::handle out) -> nb::object {
+    PlainOperands o;
+    qdq::QuantizeLinearAttributes a;
+    if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) || !plain_int(saturate, &a.saturate) ||
+        !plain_int(output_dtype, &a.output_dtype) || !plain_int(precision, &a.precision) || !plain_int(opset, &a.opset) ||
+        !o.take(x, scale, zero_point, out, int_zero_point_type_of_quantize(a.output_dtype))) {
+      return nb::none();
+    }
+    return run_plain(qdq::plan_quantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
+  },
+        nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(), nb::arg("block_size").none(), nb::arg("saturate").none(), nb::arg("output_dtype").none(), nb::arg("precision").none(), nb::arg("opset").none(), nb::arg("out").none());
+  m.def("_plain_dequantize_linear", [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis,
+                                       nb::handle block_size, nb::handle output_dtype, nb::handle opset,
+                                       nb::handle out) -> nb::object {
+    PlainOperands o;
+    qdq::DequantizeLinearAttributes a;
+    if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) || !plain_int(output_dtype, &a.output_dtype) ||
+        !plain_int(opset, &a.opset) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUndefined)) {
+      return nb::none();
+    }
+    return run_plain(qdq::plan_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
+  },
+        nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(), nb::arg("block_size").none(), nb::arg("output_dtype").none(), nb::arg("opset").none(), nb::arg("out").none());
+  m.def("_plain_extended_quantize_linear", [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis,
+                                              nb::handle out) -> nb::object {
+    PlainOperands o;
+    int64_t a = 0;
+    if (!plain_int(axis, &a) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUint8)) return nb::none();
+    return run_plain(
+        qdq::plan_extended_quantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
+  },
+        nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(), nb::arg("out").none());
+  m.def("_plain_extended_dequantize_linear", [](nb::handle x, nb::handle scale, nb::handle zero_point,
+                                                nb::handle axis, nb::handle out) -> nb::object {
+    PlainOperands o;
+    int64_t a = 0;
+    if (!plain_int(axis, &a) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUndefined)) return nb::none();
+    return run_plain(
+        qdq::plan_extended_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
+  },
+        nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(), nb::arg("out").none());
+}
+
 }  // namespace
 
 NB_MODULE(_qdq, m) {
   m.doc() = "qdq core bindings (use the qdq package, not this module)";
   nb::exception<QdqError>(m, "QdqError", PyExc_ValueError);
   register_fake_quant(m);  // qdq.quantize_dequantize (fake_quant.cpp)
+  register_numpy_door(m);  // qdq's functions on plain numpy arrays
 
   m.def(
       "quantize_linear",

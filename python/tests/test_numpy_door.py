@@ -1,0 +1,194 @@
+"""The numpy fast door (python/src/module.cpp): plain arrays run without Python-level conversion.
+
+Two things are checked for quantize_linear, dequantize_linear and Quark's Extended pair:
+- the door takes what it is meant to take (plain, C-contiguous, native-order arrays of a qdq dtype
+  and int attributes): a silent fall-back would not change a result, only the speed users get;
+- it computes the same bytes as the general path, which is forced here by handing the same values
+  as an ndarray subclass (the door takes exact np.ndarray only), and every input it declines
+  reaches the general path's checks, so refusals name the same rule either way.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import qdq
+from qdq import _qdq
+
+SEED = 20261123
+
+
+class _Subclass(np.ndarray):
+    """An ndarray subclass: same storage and dtype, but not a plain array for the fast door."""
+
+
+def _general(array):
+    return None if array is None else array.view(_Subclass)
+
+
+def _bytes(array):
+    return np.ascontiguousarray(array).view(np.uint8).tobytes()
+
+
+# (x dtype, output dtype) pairs over every family of element type the door serves.
+Q_CASES = [
+    (np.float32, np.uint8),
+    (np.float32, np.int8),
+    (np.float32, np.int16),
+    (np.float32, ml_dtypes.int4),
+    (np.float32, ml_dtypes.uint2),
+    (np.float32, ml_dtypes.float8_e4m3fn),
+    (np.float32, ml_dtypes.float4_e2m1fn),
+    (np.float16, np.uint16),
+    (ml_dtypes.bfloat16, np.int8),
+    (np.int32, np.uint8),
+]
+
+
+def _zero_point(dtype, shape, rng):
+    if np.dtype(dtype).kind == "V" or np.dtype(dtype) in (
+        np.dtype(ml_dtypes.float8_e4m3fn),
+        np.dtype(ml_dtypes.float4_e2m1fn),
+    ):
+        return np.zeros(shape, dtype)
+    info = ml_dtypes.iinfo(dtype)
+    return rng.integers(int(info.min), int(info.max) + 1, size=shape).astype(dtype)
+
+
+def _x(dtype, shape, rng):
+    if np.dtype(dtype) == np.int32:
+        return rng.integers(-1000, 1000, size=shape).astype(np.int32)
+    return (rng.standard_normal(shape) * 4).astype(dtype)
+
+
+@pytest.mark.parametrize("grain", ["per-tensor", "per-axis", "blocked"])
+@pytest.mark.parametrize("x_dtype,y_dtype", Q_CASES)
+def test_quantize_linear_door_matches_general_path(x_dtype, y_dtype, grain):
+    rng = np.random.default_rng(SEED)
+    x = _x(x_dtype, (6, 10), rng)
+    scale_dtype = np.float32 if np.dtype(x_dtype) == np.int32 else x_dtype
+    scale_shape, kwargs = {"per-tensor": ((), {}), "per-axis": ((10,), {"axis": 1}),
+                           "blocked": ((6, 3), {"axis": 1, "block_size": 4})}[grain]
+    scale = (rng.random(scale_shape) * 0.5 + 0.05).astype(scale_dtype)
+    zp = _zero_point(y_dtype, scale_shape, rng)
+    fast = _qdq._plain_quantize_linear(x, scale, zp, kwargs.get("axis", 1), kwargs.get("block_size", 0), 1, 0, 0, 25,
+                                       None)
+    assert fast is not None, "the fast door declined plain arrays"
+    general = qdq.quantize_linear(_general(x), _general(scale), _general(zp), **kwargs)
+    assert fast.dtype == general.dtype and fast.shape == general.shape
+    assert _bytes(fast) == _bytes(general)
+    out = np.empty_like(general)
+    assert qdq.quantize_linear(x, scale, zp, out=out, **kwargs) is out
+    assert _bytes(out) == _bytes(general)
+
+
+@pytest.mark.parametrize("grain", ["per-tensor", "per-axis", "blocked"])
+@pytest.mark.parametrize("float_dtype,code_dtype", Q_CASES)
+def test_dequantize_linear_door_matches_general_path(float_dtype, code_dtype, grain):
+    rng = np.random.default_rng(SEED + 1)
+    if np.dtype(float_dtype) == np.int32:
+        float_dtype = np.float32  # int32 x is a Q input; int32 codes have their own test below
+    codes = qdq.quantize_linear(_x(np.float32, (6, 10), rng), np.array(0.25, np.float32), np.zeros((), code_dtype))
+    scale_shape, kwargs = {"per-tensor": ((), {}), "per-axis": ((10,), {"axis": 1}),
+                           "blocked": ((6, 3), {"axis": 1, "block_size": 4})}[grain]
+    scale = (rng.random(scale_shape) * 0.5 + 0.05).astype(float_dtype)
+    zp = _zero_point(code_dtype, scale_shape, rng)
+    fast = _qdq._plain_dequantize_linear(codes, scale, zp, kwargs.get("axis", 1), kwargs.get("block_size", 0), 0, 25,
+                                         None)
+    assert fast is not None, "the fast door declined plain arrays"
+    general = qdq.dequantize_linear(_general(codes), _general(scale), _general(zp), **kwargs)
+    assert fast.dtype == general.dtype and fast.shape == general.shape
+    assert _bytes(fast) == _bytes(general)
+
+
+def test_dequantize_int32_codes_door_matches_general_path():
+    rng = np.random.default_rng(SEED + 2)
+    codes = rng.integers(-(2**31), 2**31, size=(5, 7), dtype=np.int64).astype(np.int32)
+    scale = np.float32(0.001) * np.ones((), np.float32)
+    zp = np.array(-12345, np.int32)
+    fast = _qdq._plain_dequantize_linear(codes, scale, zp, 1, 0, 0, 25, None)
+    assert fast is not None
+    assert _bytes(fast) == _bytes(qdq.dequantize_linear(_general(codes), _general(scale), _general(zp)))
+
+
+@pytest.mark.parametrize("y_dtype", [np.uint8, np.int16, np.int32, np.uint32, np.float16, ml_dtypes.bfloat16])
+def test_extended_pair_door_matches_general_path(y_dtype):
+    rng = np.random.default_rng(SEED + 3)
+    x = _x(np.float32, (4, 9), rng) * 100
+    scale = (rng.random(9) * 0.5 + 0.05).astype(np.float32)
+    zp = np.zeros(9, y_dtype) if np.dtype(y_dtype).kind not in "iu" else _zero_point(y_dtype, (9,), rng)
+    fast_q = _qdq._plain_extended_quantize_linear(x, scale, zp, 1, None)
+    assert fast_q is not None
+    general_q = qdq.extended_quantize_linear(_general(x), _general(scale), _general(zp), axis=1)
+    assert _bytes(fast_q) == _bytes(general_q)
+    fast_dq = _qdq._plain_extended_dequantize_linear(fast_q, scale, zp, 1, None)
+    assert fast_dq is not None
+    general_dq = qdq.extended_dequantize_linear(_general(fast_q), _general(scale), _general(zp), axis=1)
+    assert _bytes(fast_dq) == _bytes(general_dq)
+
+
+def test_zero_dimensional_x_keeps_its_shape():
+    x = np.array(1.7, np.float32)
+    y = qdq.quantize_linear(x, np.array(0.5, np.float32), np.array(3, np.uint8))
+    assert y.shape == () and y.dtype == np.uint8 and int(y) == 6  # round_half_even(3.4) + 3
+
+
+def test_declined_inputs_take_the_general_path():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    scale = np.array(0.5, np.float32)
+    zp = np.array(0, np.uint8)
+    declined = {
+        "non-contiguous x": (x[:, ::2], scale, zp, 1),
+        "Python float beyond float32": (x, 1e39, zp, 1),
+        "Python int zero point out of uint8": (x, scale, 256, 1),
+        "byte-swapped scale": (x, scale.astype(">f4"), zp, 1),
+        "numpy integer attribute": (x, scale, zp, np.int64(1)),
+        "bool attribute": (x, scale, zp, True),
+    }
+    for name, (xx, ss, zz, axis) in declined.items():
+        assert _qdq._plain_quantize_linear(xx, ss, zz, axis, 0, 1, 0, 0, 25, None) is None, name
+    # The general path takes the same values (or refuses them by name) as before the door existed.
+    expected = qdq.quantize_linear(x[:, ::2].copy(), scale, zp)
+    assert _bytes(qdq.quantize_linear(x[:, ::2], scale, zp)) == _bytes(expected)
+    assert _bytes(qdq.quantize_linear(np.ascontiguousarray(x), 0.5, 0)) == _bytes(qdq.quantize_linear(x, scale, zp))
+    with pytest.raises(qdq.QdqError, match="attribute 'axis' is True"):
+        qdq.quantize_linear(x, scale, zp, axis=True)
+    with pytest.raises(qdq.QdqError, match="outside the range of float32"):
+        qdq.quantize_linear(x, 1e39, zp)
+    with pytest.raises(qdq.QdqError, match=r"is 256, outside the range of uint8 \[0, 255\]"):
+        qdq.quantize_linear(x, scale, 256)
+
+
+@pytest.mark.parametrize("output_dtype,zero_point", [(0, 7), (np.int8, -3), (np.uint16, 60000), (np.int16, -32768)])
+def test_python_numbers_run_through_the_door(output_dtype, zero_point):
+    x = np.linspace(-50, 50, 24, dtype=np.float32).reshape(2, 12)
+    code = qdq.code_from_dtype(output_dtype) if output_dtype else 0
+    fast = _qdq._plain_quantize_linear(x, 0.37, zero_point, 1, 0, 1, code, 0, 25, None)
+    assert fast is not None, "the door declined a Python float scale and an in-range Python int zero point"
+    typed_zp = np.array(zero_point, output_dtype or np.uint8)
+    assert _bytes(fast) == _bytes(qdq.quantize_linear(_general(x), _general(np.array(0.37, np.float32)), _general(typed_zp)))
+    dq = _qdq._plain_dequantize_linear(fast, 0.37, zero_point, 1, 0, 0, 25, None)  # the int takes x's type
+    assert dq is not None
+    assert _bytes(dq) == _bytes(qdq.dequantize_linear(_general(fast), _general(np.array(0.37, np.float32)),
+                                                      _general(typed_zp)))
+
+
+def test_out_the_door_cannot_use_is_refused_by_name():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    scale = np.array(0.5, np.float32)
+    zp = np.array(0, np.uint8)
+    with pytest.raises(qdq.QdqError, match="out has dtype int8 but the operator produces uint8"):
+        qdq.quantize_linear(x, scale, zp, out=np.empty((3, 4), np.int8))
+    with pytest.raises(qdq.QdqError, match="out has shape"):
+        qdq.quantize_linear(x, scale, zp, out=np.empty((4, 3), np.uint8))
+    storage = np.zeros(48, np.uint8)  # a DQ output whose storage begins with its own input codes
+    codes, aliased_out = storage[:12].reshape(3, 4), storage.view(np.float32).reshape(3, 4)
+    with pytest.raises(qdq.QdqError, match="shares memory with input 'x'"):
+        qdq.dequantize_linear(codes, scale, zp, out=aliased_out)
+    read_only = np.empty((3, 4), np.uint8)
+    read_only.flags.writeable = False
+    with pytest.raises(qdq.QdqError, match="C-contiguous and writeable"):
+        qdq.quantize_linear(x, scale, zp, out=read_only)
+
