@@ -498,7 +498,7 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
     count = shape[0] * shape[1]
     big = count >= BIG
     rounds = 2 if quick else 3
-    per_round = 1 if big else (5 if quick else 20)
+    per_round = (2 if quick else 3) if big else (5 if quick else 20)  # best of per_round calls
     x, scale, zp = cell_inputs(cell, shape)
     call = python_call(cell, shape)
     y = call()
@@ -506,6 +506,12 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
     doors: dict[str, Callable[[], float]] = {}
     has_out = out_supported(cell)
     out = np.empty_like(y) if has_out else None
+    # Warm-up outside the rounds, as the kernel door and the ORT sessions get theirs: out's pages
+    # are touched once, and a second call without out= (y is still alive) leaves a released
+    # buffer in the module's output cache, which is where a caller's loop takes its outputs from.
+    if has_out:
+        call(out=out)
+    call()
     kernel = kernel_door(cell, shape)
     result = Result(cell, size, kernel[1] if kernel else py_moved, py_moved)
     if kernel:
