@@ -387,5 +387,51 @@ TEST_F(KernelCoverage, WidePathsOverLongRunsAndStreamedOutputs) {
   }
 }
 
+// 32-bit integer x dequantized: x - zp is taken in int32 lanes when no lane of a vector can leave
+// int32, else in float64. Most x and zero points here are moderate (int32 vectors), with one
+// element in 50 at or near the type's ends and zero points at the ends too (float64 vectors,
+// mixed with ordinary lanes), over per-tensor and per-axis zero points of both signs.
+TEST_F(KernelCoverage, ThirtyTwoBitDequantizeInIntegerAndFloat64Lanes) {
+  std::mt19937 g(20261123);
+  const std::vector<int64_t> shape = {7, 301};
+  for (E type : {E::kInt32, E::kUint32}) {
+    const bool is_signed = type == E::kInt32;
+    const uint32_t ends[] = {0x8000'0000u, 0x7FFF'FFFFu, 0xFFFF'FFFFu, 0x8000'0001u, 0x7FFF'FF00u, 0u};
+    auto moderate = [&] { return static_cast<uint32_t>(static_cast<int32_t>(g() % 2'000'001) - 1'000'000); };
+    auto x_word = [&](uint64_t) -> uint32_t {
+      if (g() % 50 == 0) return ends[g() % 6];
+      const uint32_t v = moderate();
+      return is_signed ? v : v & 0x7FFF'FFFFu;
+    };
+    // Zero points: small, moderate (mostly integer lanes) or at the ends (mostly float64 lanes).
+    for (int zp_kind = 0; zp_kind < 3; ++zp_kind) {
+      auto zp_word = [&](uint64_t) -> uint32_t {
+        if (zp_kind == 2) return ends[g() % 6];
+        const uint32_t v = zp_kind == 0 ? static_cast<uint32_t>(static_cast<int32_t>(g() % 201) - 100) : moderate();
+        return is_signed ? v : v & 0x7FFF'FFFFu;
+      };
+      for (const std::vector<int64_t>& scale_shape : std::vector<std::vector<int64_t>>{{}, {shape[1]}}) {
+        Operands o;
+        o.x = storage(type, count_of(shape), x_word);
+        o.scale = storage(E::kFloat32, count_of(scale_shape), [&](uint64_t) { return scale_code(E::kFloat32, g); });
+        o.zero_point = storage(type, count_of(scale_shape), zp_word);
+        o.xv = {type, shape, o.x.data()};
+        o.sv = {E::kFloat32, scale_shape, o.scale.data()};
+        o.zv = {type, scale_shape, o.zero_point.data()};
+        const std::string what = std::string(name(type)) + " zero points " + std::to_string(zp_kind) +
+                                 (scale_shape.empty() ? " per-tensor" : " per-axis");
+        check(plan_extended_dequantize_linear(o.xv, o.sv, &o.zv, 1), "ExtendedDequantizeLinear " + what);
+        if (HasFatalFailure()) return;
+        check(plan_extended_dequantize_linear(o.xv, o.sv, nullptr, 1), "ExtendedDequantizeLinear no zp " + what);
+        if (HasFatalFailure()) return;
+        if (is_signed) {
+          check(plan_dequantize_linear(o.xv, o.sv, &o.zv, {}), "DequantizeLinear " + what);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qdq

@@ -1207,22 +1207,39 @@ struct WideIntegerInput {
   using T = float;
   static HWY_INLINE VF Load(const T* p) { return hn::LoadU(DF(), p); }
 
+  // Per full vector: when x - zp cannot leave int32 (signed: no overflow of the wrapping
+  // difference; unsigned: both operands below 2^31), the int32 difference is exact and one
+  // int32 -> float32 conversion rounds it once, to nearest even; other vectors (rare: operands
+  // near the type's ends) take the exact float64 difference, rounded once the same way.
   static void StageWideDifference(const int32_t* x, const OperandValues<int32_t>& zp, bool subtract, size_t k,
                                   float* out) {
-    const DD dd;
-    const DFD df32;
-    const DID di;
-    const size_t n = hn::Lanes(dd);
+    const DF df;
+    const DI di;
+    const size_t N = hn::Lanes(di);
     HWY_ALIGN int32_t x_tail[64];
     HWY_ALIGN int32_t zp_tail[64];
-    for (size_t i = 0; i < k; i += n) {
-      const bool tail = i + n > k;
-      VD v = WordsToDouble<kSigned>(hn::LoadU(di, tail ? StageTail(x, i, k, x_tail) : x + i));
-      if (subtract) {
-        v = hn::Sub(v, WordsToDouble<kSigned>(tail && zp.values ? hn::LoadU(di, StageTail(zp.values, i, k, zp_tail))
-                                                                : OperandWords(zp, i)));
+    for (size_t i = 0; i < k; i += N) {
+      const bool tail = i + N > k;
+      const int32_t* xs = tail ? StageTail(x, i, k, x_tail) : x + i;
+      const int32_t* zps = !subtract || !zp.values ? nullptr : tail ? StageTail(zp.values, i, k, zp_tail) : zp.values + i;
+      const VI words = hn::LoadU(di, xs);
+      const VI zp_words = !subtract ? hn::Zero(di) : zps ? hn::LoadU(di, zps) : hn::Set(di, zp.constant);
+      const VI difference = hn::Sub(words, zp_words);  // wraps where it overflows; then not used
+      const VI leaves_int32 = kSigned ? hn::And(hn::Xor(words, zp_words), hn::Xor(words, difference))  // sign: overflow
+                                      : hn::Or(words, zp_words);  // sign: an operand at or above 2^31
+      if (hn::AllFalse(di, hn::Lt(leaves_int32, hn::Zero(di)))) {
+        hn::StoreU(hn::ConvertTo(df, difference), df, out + i);
+        continue;
       }
-      hn::StoreU(hn::DemoteTo(df32, v), df32, out + i);
+      const DD dd;
+      const DFD df32;
+      const DID dh;
+      const size_t half = hn::Lanes(dd);
+      for (size_t j = 0; j < N; j += half) {
+        VD v = WordsToDouble<kSigned>(hn::LoadU(dh, xs + j));
+        if (subtract) v = hn::Sub(v, WordsToDouble<kSigned>(zps ? hn::LoadU(dh, zps + j) : hn::Set(dh, zp.constant)));
+        hn::StoreU(hn::DemoteTo(df32, v), df32, out + i + j);
+      }
     }
   }
 };
