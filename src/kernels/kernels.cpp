@@ -1197,6 +1197,17 @@ struct HalfFloatInput {
   static HWY_INLINE VF Load(const T* p) { return XInput<kX>::Load(p); }
 };
 
+// int32 x with no zero point to subtract: f32(x) by one int32 -> float32 conversion (round to
+// nearest even) in the loads, the value the wide path below gives for x - 0, without its staging
+// pass (on this machine's 128-bit store port a staged vector costs as much as the rest of the DQ).
+struct Int32Input {
+  static constexpr bool kPacked = false;
+  static constexpr bool kWide = false;
+  static constexpr bool kSubtractsZeroPoint = false;
+  using T = int32_t;
+  static HWY_INLINE VF Load(const T* p) { return hn::ConvertTo(DF(), hn::LoadU(DI(), p)); }
+};
+
 // int32 and uint32 x: x - zp is exact in float64 and rounded once to float32, as the reference
 // computes it in int64; StageWideDifference leaves those float32 values in a block buffer.
 template <bool kSigned>
@@ -1726,7 +1737,11 @@ RunFunction Select(const Plan& plan) {
   if (plan.operation == Operation::kQuantize) {
     return SelectQuantize(plan.x.type, plan.scale.type, plan.output_type, plan.precision);
   }
-  return float_output ? SelectDequantize(plan.x.type, plan.output_type) : nullptr;
+  if (!float_output) return nullptr;
+  if (plan.x.type == ElementType::kInt32 && !(plan.has_zero_point && plan.apply_zero_point)) {
+    return SelectDequantizeOutput<Int32Input>(plan.output_type);
+  }
+  return SelectDequantize(plan.x.type, plan.output_type);
 }
 
 // Whether a kernel runs this plan (the same answer on every target).
