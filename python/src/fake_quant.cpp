@@ -5,6 +5,8 @@
 // released. A qdq Status becomes qdq.QdqError, translated here to the class module.cpp registered.
 #include "fake_quant.h"
 
+#include "output_buffers.h"
+
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -56,15 +58,6 @@ qdq::TensorView view_of(const Tensor& tensor, const char* role) {
   return {*type, shape, bytes.data(), qdq::SubByteLayout::kOneCodePerByte};
 }
 
-// A new numpy uint8 array of `bytes` bytes owning its storage, and that storage.
-std::pair<nb::object, uint8_t*> new_bytes(uint64_t bytes) {
-  auto* storage = static_cast<uint8_t*>(std::malloc(bytes > 0 ? bytes : 1));
-  if (storage == nullptr) throw std::bad_alloc();
-  nb::capsule owner(storage, [](void* pointer) noexcept { std::free(pointer); });
-  size_t shape[1] = {static_cast<size_t>(bytes)};
-  return {nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(storage, 1, shape, owner)), storage};
-}
-
 // Storage for an output: the caller's buffer (its size checked) or a new array (returned).
 uint8_t* output_storage(const OptionalBuffer& given, uint64_t bytes, const std::string& op, const char* role,
                         nb::object* created) {
@@ -76,8 +69,8 @@ uint8_t* output_storage(const OptionalBuffer& given, uint64_t bytes, const std::
     *created = nb::none();
     return given->data();
   }
-  auto [array, storage] = new_bytes(bytes);
-  *created = array;
+  uint8_t* storage;
+  *created = new_bytes(bytes, &storage);  // large outputs from the module's cache of released buffers
   return storage;
 }
 

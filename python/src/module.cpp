@@ -17,18 +17,12 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -37,6 +31,8 @@
 
 #include "directml.h"
 #include "fake_quant.h"
+#include "output_buffers.h"
+#include "qdq/fake_quant.hpp"
 #include "qdq/qdq.h"
 #include "qdq/qdq.hpp"
 #include "qdq/toolkit.hpp"
@@ -101,98 +97,6 @@ using MutableBytes = nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device:
 // The caller's output array, as (type code, its bytes); None for a new array.
 using OptionalOut = std::optional<std::tuple<int64_t, MutableBytes>>;
 using Output = std::tuple<nb::object, int64_t>;
-
-// Output storage. Large buffers are aligned to 2 MiB and offered to the kernel as transparent huge
-// pages: a fresh 64 MiB output then costs 32 page faults instead of 16,384. Fresh pages still cost
-// the OS zeroing them (as long as the kernel itself writing them at this size), so large buffers
-// released by Python are kept for reuse, as PyTorch's caching allocator does: a loop calling
-// qdq.dequantize_linear(x, s) without out= then writes into warm, already-mapped memory. At most
-// kCachedBuffers buffers and kCachedBytes bytes are kept; the rest are freed at once.
-constexpr uint64_t kHuge = uint64_t{2} << 20;
-constexpr size_t kCachedBuffers = 4;
-constexpr uint64_t kCachedBytes = uint64_t{512} << 20;
-
-class OutputCache {
- public:
-  OutputCache() { free_.reserve(kCachedBuffers); }  // give() must not allocate (it runs in a noexcept deleter)
-
-  // A buffer of at least `bytes` (rounded up to 2 MiB), reused if one of that size is cached.
-  uint8_t* take(uint64_t bytes) {
-    const uint64_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (size_t i = 0; i < free_.size(); ++i) {
-        if (free_[i].bytes == rounded) {
-          uint8_t* pointer = free_[i].pointer;
-          held_ -= rounded;
-          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
-          sizes_[pointer] = rounded;
-          return pointer;
-        }
-      }
-    }
-    void* pointer = std::aligned_alloc(kHuge, rounded);
-    if (pointer == nullptr) return nullptr;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    madvise(pointer, rounded, MADV_HUGEPAGE);  // advice only: failure is harmless
-#endif
-    std::lock_guard<std::mutex> lock(mutex_);
-    sizes_[pointer] = rounded;
-    return static_cast<uint8_t*>(pointer);
-  }
-
-  // Called when Python releases the array: kept while the cache has room, else freed.
-  void give(void* pointer) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const auto found = sizes_.find(pointer);
-    const uint64_t rounded = found->second;
-    sizes_.erase(found);
-    if (free_.size() < kCachedBuffers && held_ + rounded <= kCachedBytes) {
-      free_.push_back({static_cast<uint8_t*>(pointer), rounded});
-      held_ += rounded;
-      return;
-    }
-    lock.unlock();
-    std::free(pointer);
-  }
-
- private:
-  struct Entry {
-    uint8_t* pointer;
-    uint64_t bytes;
-  };
-  std::mutex mutex_;
-  std::vector<Entry> free_;
-  std::unordered_map<void*, uint64_t> sizes_;  // live large buffers and their rounded sizes
-  uint64_t held_ = 0;
-};
-
-// Never destroyed: a capsule released during interpreter shutdown must still find it.
-OutputCache& output_cache() {
-  static OutputCache* cache = new OutputCache();
-  return *cache;
-}
-
-// Output storage of `bytes` bytes and the capsule that owns it (the array's base object); large
-// buffers come from the output cache.
-nb::capsule new_storage(uint64_t bytes, uint8_t** storage) {
-  const bool large = bytes >= kHuge;
-  *storage = large ? output_cache().take(bytes) : static_cast<uint8_t*>(std::malloc(bytes > 0 ? bytes : 1));
-  if (*storage == nullptr) throw std::bad_alloc();
-  void (*release)(void*) noexcept = large ? +[](void* pointer) noexcept { output_cache().give(pointer); }
-                                          : +[](void* pointer) noexcept { std::free(pointer); };
-  std::unique_ptr<void, void (*)(void*) noexcept> guard(*storage, release);  // until the capsule owns it
-  nb::capsule owner(*storage, release);
-  guard.release();
-  return owner;
-}
-
-// A new numpy uint8 array of `bytes` bytes (owning its storage); *storage gets its address.
-nb::object new_bytes(uint64_t bytes, uint8_t** storage) {
-  nb::capsule owner = new_storage(bytes, storage);
-  size_t shape[1] = {static_cast<size_t>(bytes)};
-  return nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(*storage, 1, shape, owner));
-}
 
 // Executes the plan into `out` (checked against the plan) or a new array, and returns (its bytes
 // in numpy's layout, output type code).
@@ -450,9 +354,11 @@ struct PlainOperands {
 
 // Executes a plan into the caller's plain `out` or a new array of the output dtype and x's shape.
 // None when `out` does not fit the plan: the general path then names what is wrong with it.
-nb::object run_plain(const qdq::Result<qdq::Plan>& plan, const PlainOperands& operands) {
+// PlanT: qdq::Plan or qdq::QuantizeDequantizePlan (fused fake-quant, run without its mask).
+template <class PlanT>
+nb::object run_plain(const qdq::Result<PlanT>& plan, const PlainOperands& operands) {
   if (!plan.ok()) throw QdqError(plan.status().message());
-  const qdq::Plan& p = plan.value();
+  const PlanT& p = plan.value();
   const qdq::SubByteLayout layout = qdq::SubByteLayout::kOneCodePerByte;
   const uint64_t bytes = qdq::storage_bytes(p.output_type, p.element_count, layout);
   uint8_t* storage = nullptr;
@@ -542,6 +448,62 @@ void register_numpy_door(nb::module_& m) {
         qdq::plan_extended_quantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
   },
         nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(), nb::arg("out").none());
+  m.def(
+      "_plain_elementwise_quantize_linear",
+      [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle out) -> nb::object {
+        PlainOperands o;
+        if (!o.take(x, scale, zero_point, out, qdq::ElementType::kUint8)) return nb::none();
+        return run_plain(
+            qdq::plan_elementwise_quantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null()), o);
+      },
+      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("out").none());
+  m.def(
+      "_plain_elementwise_dequantize_linear",
+      [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle output_dtype, nb::handle out) -> nb::object {
+        PlainOperands o;
+        int64_t code = 0;
+        if (!plain_int(output_dtype, &code) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUndefined)) {
+          return nb::none();
+        }
+        const qdq::ElementType output_type = code != 0 ? checked_type(code, "output_dtype") : qdq::ElementType::kUndefined;
+        return run_plain(qdq::plan_elementwise_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(),
+                                                                 o.zero_point_or_null(), output_type),
+                         o);
+      },
+      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("output_dtype").none(),
+      nb::arg("out").none());
+  // Fused fake-quant without the mask (qdq.quantize_dequantize with return_mask=False).
+  m.def(
+      "_plain_quantize_dequantize",
+      [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis, nb::handle block_size,
+         nb::handle saturate, nb::handle quantized_dtype, nb::handle precision, nb::handle output_dtype, nb::handle opset,
+         nb::handle out) -> nb::object {
+        PlainOperands o;
+        qdq::QuantizeDequantizeAttributes a;
+        if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) || !plain_int(saturate, &a.saturate) ||
+            !plain_int(quantized_dtype, &a.quantized_dtype) || !plain_int(precision, &a.precision) ||
+            !plain_int(output_dtype, &a.output_dtype) || !plain_int(opset, &a.opset) ||
+            !o.take(x, scale, zero_point, out, int_zero_point_type_of_quantize(a.quantized_dtype))) {
+          return nb::none();
+        }
+        return run_plain(
+            qdq::plan_quantize_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
+      },
+      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
+      nb::arg("block_size").none(), nb::arg("saturate").none(), nb::arg("quantized_dtype").none(),
+      nb::arg("precision").none(), nb::arg("output_dtype").none(), nb::arg("opset").none(), nb::arg("out").none());
+  m.def(
+      "_plain_extended_quantize_dequantize",
+      [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis, nb::handle out) -> nb::object {
+        PlainOperands o;
+        int64_t a = 0;
+        if (!plain_int(axis, &a) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUint8)) return nb::none();
+        return run_plain(qdq::plan_extended_quantize_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(),
+                                                                       o.zero_point_or_null(), a),
+                         o);
+      },
+      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
+      nb::arg("out").none());
   m.def("_plain_extended_dequantize_linear", [](nb::handle x, nb::handle scale, nb::handle zero_point,
                                                 nb::handle axis, nb::handle out) -> nb::object {
     PlainOperands o;
