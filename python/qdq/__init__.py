@@ -487,6 +487,9 @@ def elementwise_quantize_linear(
     Raises:
         QdqError: an input breaks the operator's rule.
     """
+    fast = _qdq._plain_elementwise_quantize_linear(x, scale, zero_point, out)
+    if fast is not None:
+        return fast
     xt = _tensor(x, "x")
     st = _tensor(scale, "scale")
     zt = _optional_tensor(zero_point, "zero_point", _UINT8)
@@ -510,6 +513,9 @@ def elementwise_dequantize_linear(
     Raises:
         QdqError: an input breaks the operator's rule.
     """
+    fast = _qdq._plain_elementwise_dequantize_linear(x, scale, zero_point, output_dtype, out)
+    if fast is not None:
+        return fast
     xt = _tensor(x, "x")
     st = _tensor(scale, "scale")
     zt = _optional_tensor(zero_point, "zero_point", xt[0])
@@ -836,6 +842,12 @@ def quantize_dequantize(
     Raises:
         QdqError: an input or attribute breaks either operator's rule.
     """
+    if not return_mask and mask_out is None:
+        fast = _qdq._plain_quantize_dequantize(
+            x, scale, zero_point, axis, block_size, saturate, quantized_dtype, precision, output_dtype, opset, out
+        )
+        if fast is not None:
+            return fast
     codes_code = _type_attribute(quantized_dtype, "quantized_dtype")
     xt = _tensor(x, "x")
     st = _tensor(scale, "scale")
@@ -877,6 +889,10 @@ def extended_quantize_dequantize(
     As quantize_dequantize; the zero point's dtype is the codes' type (None: uint8). The mask
     covers every code type but int32 / uint32.
     """
+    if not return_mask and mask_out is None:
+        fast = _qdq._plain_extended_quantize_dequantize(x, scale, zero_point, axis, out)
+        if fast is not None:
+            return fast
     xt = _tensor(x, "x")
     st = _tensor(scale, "scale")
     zt = _optional_tensor(zero_point, "zero_point", _UINT8)

@@ -192,3 +192,43 @@ def test_out_the_door_cannot_use_is_refused_by_name():
     with pytest.raises(qdq.QdqError, match="C-contiguous and writeable"):
         qdq.quantize_linear(x, scale, zp, out=read_only)
 
+
+
+def test_elementwise_pair_door_matches_general_path():
+    rng = np.random.default_rng(SEED + 4)
+    x = (rng.standard_normal((3, 5, 4)) * 20).astype(np.float32)
+    scale = (rng.random((3, 1, 4)) * 0.5 + 0.05).astype(np.float32)
+    zp = rng.integers(-20, 20, size=(3, 1, 4)).astype(np.int8)
+    fast_q = _qdq._plain_elementwise_quantize_linear(x, scale, zp, None)
+    assert fast_q is not None
+    assert _bytes(fast_q) == _bytes(qdq.elementwise_quantize_linear(_general(x), _general(scale), _general(zp)))
+    fast_dq = _qdq._plain_elementwise_dequantize_linear(fast_q, scale, zp, 0, None)
+    assert fast_dq is not None
+    general_dq = qdq.elementwise_dequantize_linear(_general(fast_q), _general(scale), _general(zp))
+    assert _bytes(fast_dq) == _bytes(general_dq)
+
+
+@pytest.mark.parametrize("codes", [np.uint8, np.int8, ml_dtypes.int4, ml_dtypes.float8_e4m3fn])
+def test_fused_fake_quant_door_matches_general_path(codes):
+    rng = np.random.default_rng(SEED + 5)
+    x = (rng.standard_normal((4, 16)) * 3).astype(np.float32)
+    scale = (rng.random((4, 2)) * 0.2 + 0.05).astype(np.float32)
+    zp = _zero_point(codes, (4, 2), rng)
+    fast = _qdq._plain_quantize_dequantize(x, scale, zp, 1, 8, 1, 0, 0, 0, 25, None)
+    assert fast is not None
+    general = qdq.quantize_dequantize(_general(x), _general(scale), _general(zp), axis=1, block_size=8)
+    assert fast.dtype == general.dtype and _bytes(fast) == _bytes(general)
+    # The mask is the general path's: it comes back with y there.
+    y, mask = qdq.quantize_dequantize(x, scale, zp, axis=1, block_size=8, return_mask=True)
+    assert _bytes(y) == _bytes(general) and mask.dtype == np.bool_
+
+
+def test_extended_fake_quant_door_matches_general_path():
+    rng = np.random.default_rng(SEED + 6)
+    x = (rng.standard_normal((4, 6)) * 300).astype(np.float32)
+    scale = np.float32(0.5)
+    zp = np.int16(-7)
+    fast = _qdq._plain_extended_quantize_dequantize(x, scale, zp, 1, None)
+    assert fast is not None
+    general = qdq.extended_quantize_dequantize(_general(x), np.array(scale).view(_Subclass), np.array(zp).view(_Subclass))
+    assert _bytes(fast) == _bytes(general)
