@@ -232,3 +232,66 @@ def test_extended_fake_quant_door_matches_general_path():
     assert fast is not None
     general = qdq.extended_quantize_dequantize(_general(x), np.array(scale).view(_Subclass), np.array(zp).view(_Subclass))
     assert _bytes(fast) == _bytes(general)
+
+
+# --- Property: on any plain arguments, valid or not, the door and the general path agree -------
+
+from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.uint32, np.int16, np.uint16, np.int8, np.uint8,
+           ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2, ml_dtypes.float8_e4m3fn,
+           ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2, ml_dtypes.float8_e5m2fnuz, ml_dtypes.float4_e2m1fn,
+           ml_dtypes.float8_e8m0fnu]
+
+
+@st.composite
+def _plain_call(draw):
+    """A call on plain arrays with random bytes (NaNs, codes with high bits, anything), shapes that
+    may or may not fit, and attributes inside and outside their rules."""
+    rank = draw(st.integers(0, 3))
+    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=rank, max_size=rank)))
+
+    def tensor(shape_):
+        dtype = np.dtype(draw(st.sampled_from(_DTYPES)))
+        count = int(np.prod(shape_, dtype=np.int64))
+        raw = draw(st.binary(min_size=count * dtype.itemsize, max_size=count * dtype.itemsize))
+        return np.frombuffer(raw, np.uint8).view(dtype).reshape(shape_).copy()
+
+    scale_shape = draw(st.sampled_from([(), shape, shape[:1], (shape[-1],) if shape else (), (2,)]))
+    x, scale = tensor(shape), tensor(scale_shape)
+    zero_point = draw(st.one_of(st.none(), st.just(scale_shape).map(tensor)))
+    codes = [0, 1, 2, 3, 4, 5, 10, 16, 17, 21, 22, 23, 25, 26, 99]
+    attributes = {
+        "axis": draw(st.integers(-4, 4)),
+        "block_size": draw(st.sampled_from([0, 0, 1, 2, 3, -1])),
+        "opset": draw(st.sampled_from([10, 13, 19, 21, 23, 24, 25])),
+        "output_dtype": draw(st.sampled_from(codes)),
+    }
+    op = draw(st.sampled_from(["Q", "DQ", "FQ"]))
+    if op in ("Q", "FQ"):
+        attributes["saturate"] = draw(st.sampled_from([0, 1]))
+        attributes["precision"] = draw(st.sampled_from([0, 0, 1, 10, 16]))
+    if op == "FQ":
+        attributes["quantized_dtype"] = draw(st.sampled_from(codes))
+        attributes["output_dtype"] = draw(st.sampled_from([0, 0, 1, 10, 16, 3]))
+    return op, x, scale, zero_point, attributes
+
+
+def _outcome(function, *args, **kwargs):
+    try:
+        y = function(*args, **kwargs)
+    except qdq.QdqError as error:
+        return ("error", str(error))
+    return ("value", y.dtype, y.shape, _bytes(y))
+
+
+@seed(20261123)
+@settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(_plain_call())
+def test_door_and_general_path_agree_on_any_plain_call(call):
+    op, x, scale, zero_point, attributes = call
+    function = {"Q": qdq.quantize_linear, "DQ": qdq.dequantize_linear, "FQ": qdq.quantize_dequantize}[op]
+    through_door = _outcome(function, x, scale, zero_point, **attributes)
+    through_general = _outcome(function, _general(x), _general(scale), _general(zero_point), **attributes)
+    assert through_door == through_general
