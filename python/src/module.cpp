@@ -265,6 +265,29 @@ bool plain_int(nb::handle object, int64_t* value) {
   return true;
 }
 
+// A type attribute (output_dtype, precision, quantized_dtype) as its TensorProto code: a Python int,
+// a numpy dtype of a qdq type, or a numpy / ml_dtypes scalar type (np.int8, ml_dtypes.int4).
+// Anything else (strings, instances, other types) is left to the general path.
+bool plain_type_code(nb::handle object, int64_t* code) {
+  if (plain_int(object, code)) return true;
+  PyObject* o = object.ptr();
+  std::optional<qdq::ElementType> type;
+  if (PyArray_DescrCheck(o)) {
+    type = registered_type(reinterpret_cast<PyArray_Descr*>(o));
+  } else if (PyType_Check(o) && PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(o), &PyGenericArrType_Type)) {
+    PyArray_Descr* descr = PyArray_DescrFromTypeObject(o);
+    if (descr == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    type = registered_type(descr);
+    Py_DECREF(descr);
+  }
+  if (!type) return false;
+  *code = static_cast<int64_t>(*type);
+  return true;
+}
+
 // A new 0-d array of a registered type holding `bytes` (native order); null if it cannot be made.
 nb::object scalar_array(qdq::ElementType type, const void* bytes, size_t size) {
   PyArray_Descr* descr = registered_descr(type);
@@ -420,8 +443,8 @@ void register_numpy_door(nb::module_& m) {
     PlainOperands o;
     qdq::QuantizeLinearAttributes a;
     if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) || !plain_int(saturate, &a.saturate) ||
-        !plain_int(output_dtype, &a.output_dtype) || !plain_int(precision, &a.precision) || !plain_int(opset, &a.opset) ||
-        !o.take(x, scale, zero_point, out, int_zero_point_type_of_quantize(a.output_dtype))) {
+        !plain_type_code(output_dtype, &a.output_dtype) || !plain_type_code(precision, &a.precision) ||
+        !plain_int(opset, &a.opset) || !o.take(x, scale, zero_point, out, int_zero_point_type_of_quantize(a.output_dtype))) {
       return nb::none();
     }
     return run_plain(qdq::plan_quantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
@@ -432,7 +455,7 @@ void register_numpy_door(nb::module_& m) {
                                        nb::handle out) -> nb::object {
     PlainOperands o;
     qdq::DequantizeLinearAttributes a;
-    if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) || !plain_int(output_dtype, &a.output_dtype) ||
+    if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) || !plain_type_code(output_dtype, &a.output_dtype) ||
         !plain_int(opset, &a.opset) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUndefined)) {
       return nb::none();
     }
@@ -462,7 +485,7 @@ void register_numpy_door(nb::module_& m) {
       [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle output_dtype, nb::handle out) -> nb::object {
         PlainOperands o;
         int64_t code = 0;
-        if (!plain_int(output_dtype, &code) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUndefined)) {
+        if (!plain_type_code(output_dtype, &code) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUndefined)) {
           return nb::none();
         }
         const qdq::ElementType output_type = code != 0 ? checked_type(code, "output_dtype") : qdq::ElementType::kUndefined;
@@ -481,8 +504,8 @@ void register_numpy_door(nb::module_& m) {
         PlainOperands o;
         qdq::QuantizeDequantizeAttributes a;
         if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) || !plain_int(saturate, &a.saturate) ||
-            !plain_int(quantized_dtype, &a.quantized_dtype) || !plain_int(precision, &a.precision) ||
-            !plain_int(output_dtype, &a.output_dtype) || !plain_int(opset, &a.opset) ||
+            !plain_type_code(quantized_dtype, &a.quantized_dtype) || !plain_type_code(precision, &a.precision) ||
+            !plain_type_code(output_dtype, &a.output_dtype) || !plain_int(opset, &a.opset) ||
             !o.take(x, scale, zero_point, out, int_zero_point_type_of_quantize(a.quantized_dtype))) {
           return nb::none();
         }

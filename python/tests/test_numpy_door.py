@@ -261,7 +261,8 @@ def _plain_call(draw):
     scale_shape = draw(st.sampled_from([(), shape, shape[:1], (shape[-1],) if shape else (), (2,)]))
     x, scale = tensor(shape), tensor(scale_shape)
     zero_point = draw(st.one_of(st.none(), st.just(scale_shape).map(tensor)))
-    codes = [0, 1, 2, 3, 4, 5, 10, 16, 17, 21, 22, 23, 25, 26, 99]
+    codes = [0, 1, 2, 3, 4, 5, 10, 16, 17, 21, 22, 23, 25, 26, 99, np.int8, ml_dtypes.int4, np.dtype(np.uint16),
+             np.float64, "int8"]
     attributes = {
         "axis": draw(st.integers(-4, 4)),
         "block_size": draw(st.sampled_from([0, 0, 1, 2, 3, -1])),
@@ -274,7 +275,7 @@ def _plain_call(draw):
         attributes["precision"] = draw(st.sampled_from([0, 0, 1, 10, 16]))
     if op == "FQ":
         attributes["quantized_dtype"] = draw(st.sampled_from(codes))
-        attributes["output_dtype"] = draw(st.sampled_from([0, 0, 1, 10, 16, 3]))
+        attributes["output_dtype"] = draw(st.sampled_from([0, 0, 1, 10, 16, 3, np.float16, ml_dtypes.bfloat16]))
     return op, x, scale, zero_point, attributes
 
 
@@ -295,3 +296,15 @@ def test_door_and_general_path_agree_on_any_plain_call(call):
     through_door = _outcome(function, x, scale, zero_point, **attributes)
     through_general = _outcome(function, _general(x), _general(scale), _general(zero_point), **attributes)
     assert through_door == through_general
+
+
+@pytest.mark.parametrize("output_dtype", [ml_dtypes.int4, np.dtype(np.int8), np.uint16, ml_dtypes.float8_e4m3fn])
+def test_dtype_attributes_run_through_the_door(output_dtype):
+    """README's `output_dtype=ml_dtypes.int4` spelling (a scalar type or a dtype) is taken as its code."""
+    x = np.linspace(-3, 3, 16, dtype=np.float32)
+    code = qdq.code_from_dtype(output_dtype)
+    fast = _qdq._plain_quantize_linear(x, np.float32(0.25), None, 1, 0, 1, output_dtype, 0, 25, None)
+    assert fast is not None
+    by_code = _qdq._plain_quantize_linear(x, np.float32(0.25), None, 1, 0, 1, code, 0, 25, None)
+    assert fast.dtype == np.dtype(output_dtype) and _bytes(fast) == _bytes(by_code)
+    assert _bytes(fast) == _bytes(qdq.quantize_linear(_general(x), 0.25, output_dtype=output_dtype))
