@@ -31,7 +31,9 @@ Doors timed for every cell, in alternating rounds on the same inputs:
            the profiler's kernel time;
   Quark    with --quark-library PATH, Quark's own CPU custom-op library on the same com.amd.quark
            nodes (docs/performance.md says how to build it).
-Each door keeps its best time per round; ratios are medians over rounds of the ratio within a round
+Every door is warmed once before the rounds (the Python doors with out= and without, so that out's
+pages are touched and a released buffer waits in qdq's output cache, as in a caller's loop). Each
+door keeps its best time per round; ratios are medians over rounds of the ratio within a round
 (the machine's DRAM bandwidth moves within minutes). ORT's pool threads spin after a run and would
 take a core from whatever runs next, so every ORT door is followed by a 50 ms pause. A cell past
 4 s after a round takes no more rounds.
