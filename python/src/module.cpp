@@ -746,6 +746,7 @@ NB_MODULE(_qdq, m) {
     }
     return best;
   });
+  m.def("_cached_output_sizes", &cached_output_sizes);
   m.def("_set_num_threads", &qdq::set_num_threads);
   m.def("_num_threads", &qdq::num_threads);
   m.def("_simd_target", &qdq::active_simd_target);

@@ -32,6 +32,14 @@ class OutputCache {
  public:
   OutputCache() { free_.reserve(kCachedBuffers); }  // give() must not allocate (it runs in a noexcept deleter)
 
+  // The rounded sizes of the cached buffers, oldest first (tests).
+  std::vector<uint64_t> cached_sizes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<uint64_t> sizes;
+    for (const Entry& e : free_) sizes.push_back(e.bytes);
+    return sizes;
+  }
+
   // A buffer of at least `bytes` (rounded up to 2 MiB), reused if one of that size is cached.
   uint8_t* take(uint64_t bytes) {
     const uint64_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
@@ -120,3 +128,4 @@ nb::object new_bytes(uint64_t bytes, uint8_t** storage) {
   return nb::cast(nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>(*storage, 1, shape, owner));
 }
 
+std::vector<uint64_t> cached_output_sizes() { return output_cache().cached_sizes(); }

@@ -308,3 +308,22 @@ def test_dtype_attributes_run_through_the_door(output_dtype):
     by_code = _qdq._plain_quantize_linear(x, np.float32(0.25), None, 1, 0, 1, code, 0, 25, None)
     assert fast.dtype == np.dtype(output_dtype) and _bytes(fast) == _bytes(by_code)
     assert _bytes(fast) == _bytes(qdq.quantize_linear(_general(x), 0.25, output_dtype=output_dtype))
+
+
+def test_output_cache_keeps_the_most_recent_sizes():
+    """Released outputs of 2 MiB or more are cached (four at most); when full, the oldest go, so a
+    loop whose sizes change keeps its current sizes. Each result is still correct."""
+    mib = 1 << 20
+    codes = {n: np.full(n * mib // 4, 7, np.uint8) for n in (4, 6, 8, 10, 12)}  # float32 outputs of n MiB
+    scale = np.float32(0.5)
+    for n, x in codes.items():
+        y = qdq.dequantize_linear(x, scale)
+        assert y.nbytes == n * mib and float(y[0]) == 3.5 and float(y[-1]) == 3.5
+        del y
+    sizes = [s // mib for s in _qdq._cached_output_sizes()]
+    assert sizes[-4:] == [6, 8, 10, 12]  # 4 MiB, the oldest, was evicted
+    y = qdq.dequantize_linear(codes[8], scale)  # taken from the cache ...
+    assert 8 not in [s // mib for s in _qdq._cached_output_sizes()]
+    assert float(y[123]) == 3.5
+    del y  # ... and given back, now the newest
+    assert [s // mib for s in _qdq._cached_output_sizes()][-1] == 8
