@@ -31,8 +31,11 @@ cmake --build "$work/find_package" -j2 >/dev/null
 "$work/find_package/check_static"
 "$work/find_package/check_shared"
 # The shared consumer must resolve libqdq.so.0.1 from the prefix (CMake's build RPATH), not elsewhere.
-ldd "$work/find_package/check_shared" | grep -q "$prefix/lib/libqdq.so.0.1" ||
-  { echo "check_shared does not load the installed libqdq.so.0.1:"; ldd "$work/find_package/check_shared"; exit 1; }
+# ldd's output is read whole before grep: in `ldd | grep -q` grep can exit at the match while ldd
+# still writes, and under pipefail ldd's SIGPIPE failed the check on a correct binary.
+shared_libraries=$(ldd "$work/find_package/check_shared")
+grep -qF "$prefix/lib/libqdq.so.0.1" <<<"$shared_libraries" ||
+  { echo "check_shared does not load the installed libqdq.so.0.1:"; echo "$shared_libraries"; exit 1; }
 
 echo "-- add_subdirectory(qdq)"
 # This compiles qdq again inside the consumer; Highway targets the CPU cannot run are left out
