@@ -449,19 +449,23 @@ void register_numpy_door(nb::module_& m) {
     }
     return run_plain(qdq::plan_quantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
   },
-        nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(), nb::arg("block_size").none(), nb::arg("saturate").none(), nb::arg("output_dtype").none(), nb::arg("precision").none(), nb::arg("opset").none(), nb::arg("out").none());
+      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
+      nb::arg("block_size").none(), nb::arg("saturate").none(), nb::arg("output_dtype").none(),
+      nb::arg("precision").none(), nb::arg("opset").none(), nb::arg("out").none());
   m.def("_plain_dequantize_linear", [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis,
                                        nb::handle block_size, nb::handle output_dtype, nb::handle opset,
                                        nb::handle out) -> nb::object {
     PlainOperands o;
     qdq::DequantizeLinearAttributes a;
-    if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) || !plain_type_code(output_dtype, &a.output_dtype) ||
-        !plain_int(opset, &a.opset) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUndefined)) {
+    if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) ||
+        !plain_type_code(output_dtype, &a.output_dtype) || !plain_int(opset, &a.opset) ||
+        !o.take(x, scale, zero_point, out, qdq::ElementType::kUndefined)) {
       return nb::none();
     }
     return run_plain(qdq::plan_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
   },
-        nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(), nb::arg("block_size").none(), nb::arg("output_dtype").none(), nb::arg("opset").none(), nb::arg("out").none());
+      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
+      nb::arg("block_size").none(), nb::arg("output_dtype").none(), nb::arg("opset").none(), nb::arg("out").none());
   m.def("_plain_extended_quantize_linear", [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis,
                                               nb::handle out) -> nb::object {
     PlainOperands o;
@@ -470,7 +474,8 @@ void register_numpy_door(nb::module_& m) {
     return run_plain(
         qdq::plan_extended_quantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
   },
-        nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(), nb::arg("out").none());
+      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
+      nb::arg("out").none());
   m.def(
       "_plain_elementwise_quantize_linear",
       [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle out) -> nb::object {
@@ -535,7 +540,8 @@ void register_numpy_door(nb::module_& m) {
     return run_plain(
         qdq::plan_extended_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
   },
-        nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(), nb::arg("out").none());
+      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
+      nb::arg("out").none());
 }
 
 }  // namespace
