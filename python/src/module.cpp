@@ -98,6 +98,18 @@ using MutableBytes = nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device:
 using OptionalOut = std::optional<std::tuple<int64_t, MutableBytes>>;
 using Output = std::tuple<nb::object, int64_t>;
 
+// Executes a plan (qdq::Plan or qdq::QuantizeDequantizePlan) into `storage`, in numpy's layout,
+// with the GIL released; a failure becomes QdqError.
+template <class PlanT>
+void execute_into(const PlanT& plan, uint8_t* storage) {
+  qdq::Status status;
+  {
+    nb::gil_scoped_release release;
+    status = qdq::execute(plan, {plan.output_type, plan.shape, storage, qdq::SubByteLayout::kOneCodePerByte});
+  }
+  if (!status.ok()) throw QdqError(status.message());
+}
+
 // Executes the plan into `out` (checked against the plan) or a new array, and returns (its bytes
 // in numpy's layout, output type code).
 Output run(const qdq::Result<qdq::Plan>& plan, const OptionalOut& out) {
@@ -124,12 +136,7 @@ Output run(const qdq::Result<qdq::Plan>& plan, const OptionalOut& out) {
   } else {
     result = new_bytes(bytes, &storage);
   }
-  qdq::Status status;
-  {
-    nb::gil_scoped_release release;
-    status = qdq::execute(p, {p.output_type, p.shape, storage, layout});
-  }
-  if (!status.ok()) throw QdqError(status.message());
+  execute_into(p, storage);
   return {result, static_cast<int64_t>(p.output_type)};
 }
 
@@ -382,8 +389,7 @@ template <class PlanT>
 nb::object run_plain(const qdq::Result<PlanT>& plan, const PlainOperands& operands) {
   if (!plan.ok()) throw QdqError(plan.status().message());
   const PlanT& p = plan.value();
-  const qdq::SubByteLayout layout = qdq::SubByteLayout::kOneCodePerByte;
-  const uint64_t bytes = qdq::storage_bytes(p.output_type, p.element_count, layout);
+  const uint64_t bytes = qdq::storage_bytes(p.output_type, p.element_count, qdq::SubByteLayout::kOneCodePerByte);
   uint8_t* storage = nullptr;
   nb::object result;
   if (operands.has_out) {
@@ -410,13 +416,37 @@ nb::object run_plain(const qdq::Result<PlanT>& plan, const PlainOperands& operan
       throw nb::python_error();  // the base reference was consumed; result releases the array
     }
   }
-  qdq::Status status;
-  {
-    nb::gil_scoped_release release;
-    status = qdq::execute(p, {p.output_type, p.shape, storage, layout});
-  }
-  if (!status.ok()) throw QdqError(status.message());
+  execute_into(p, storage);
   return result;
+}
+
+// One door call: the operands taken (else None, for the general path), planned by
+// plan(x, scale, zero point or null) and run.
+template <class Planner>
+nb::object run_door(nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle out,
+                    qdq::ElementType int_zero_point_type, const Planner& plan) {
+  PlainOperands o;
+  if (!o.take(x, scale, zero_point, out, int_zero_point_type)) return nb::none();
+  return run_plain(plan(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null()), o);
+}
+
+// Quark's Extended operators: (x, scale, zero point, axis, out), a Python int zero point taking
+// `int_zero_point_type` (kUndefined: x's type).
+template <class Planner>
+void register_extended_door(nb::module_& m, const char* name, Planner plan, qdq::ElementType int_zero_point_type) {
+  m.def(
+      name,
+      [plan, int_zero_point_type](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis,
+                                  nb::handle out) -> nb::object {
+        int64_t a = 0;
+        if (!plain_int(axis, &a)) return nb::none();
+        return run_door(x, scale, zero_point, out, int_zero_point_type,
+                        [&](const qdq::TensorView& xv, const qdq::TensorView& sv, const qdq::TensorView* zv) {
+                          return plan(xv, sv, zv, a);
+                        });
+      },
+      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
+      nb::arg("out").none());
 }
 
 // QuantizeLinear's Python int zero point takes output_dtype's type when that is a type, else uint8.
@@ -437,66 +467,56 @@ void register_numpy_door(nb::module_& m) {
     }
   });
   // Every argument may be None or any object (.none()): the door itself decides what it takes.
-  m.def("_plain_quantize_linear", [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis,
-                                     nb::handle block_size, nb::handle saturate, nb::handle output_dtype,
-                                     nb::handle precision, nb::handle opset, nb::handle out) -> nb::object {
-    PlainOperands o;
-    qdq::QuantizeLinearAttributes a;
-    if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) || !plain_int(saturate, &a.saturate) ||
-        !plain_type_code(output_dtype, &a.output_dtype) || !plain_type_code(precision, &a.precision) ||
-        !plain_int(opset, &a.opset) || !o.take(x, scale, zero_point, out, int_zero_point_type_of_quantize(a.output_dtype))) {
-      return nb::none();
-    }
-    return run_plain(qdq::plan_quantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
-  },
+  using View = const qdq::TensorView&;
+  using ZeroPoint = const qdq::TensorView*;
+  m.def(
+      "_plain_quantize_linear",
+      [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis, nb::handle block_size,
+         nb::handle saturate, nb::handle output_dtype, nb::handle precision, nb::handle opset,
+         nb::handle out) -> nb::object {
+        qdq::QuantizeLinearAttributes a;
+        if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) || !plain_int(saturate, &a.saturate) ||
+            !plain_type_code(output_dtype, &a.output_dtype) || !plain_type_code(precision, &a.precision) ||
+            !plain_int(opset, &a.opset)) {
+          return nb::none();
+        }
+        return run_door(x, scale, zero_point, out, int_zero_point_type_of_quantize(a.output_dtype),
+                        [&](View xv, View sv, ZeroPoint zv) { return qdq::plan_quantize_linear(xv, sv, zv, a); });
+      },
       nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
       nb::arg("block_size").none(), nb::arg("saturate").none(), nb::arg("output_dtype").none(),
       nb::arg("precision").none(), nb::arg("opset").none(), nb::arg("out").none());
-  m.def("_plain_dequantize_linear", [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis,
-                                       nb::handle block_size, nb::handle output_dtype, nb::handle opset,
-                                       nb::handle out) -> nb::object {
-    PlainOperands o;
-    qdq::DequantizeLinearAttributes a;
-    if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) ||
-        !plain_type_code(output_dtype, &a.output_dtype) || !plain_int(opset, &a.opset) ||
-        !o.take(x, scale, zero_point, out, qdq::ElementType::kUndefined)) {
-      return nb::none();
-    }
-    return run_plain(qdq::plan_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
-  },
+  m.def(
+      "_plain_dequantize_linear",
+      [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis, nb::handle block_size,
+         nb::handle output_dtype, nb::handle opset, nb::handle out) -> nb::object {
+        qdq::DequantizeLinearAttributes a;
+        if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) ||
+            !plain_type_code(output_dtype, &a.output_dtype) || !plain_int(opset, &a.opset)) {
+          return nb::none();
+        }
+        return run_door(x, scale, zero_point, out, qdq::ElementType::kUndefined,
+                        [&](View xv, View sv, ZeroPoint zv) { return qdq::plan_dequantize_linear(xv, sv, zv, a); });
+      },
       nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
       nb::arg("block_size").none(), nb::arg("output_dtype").none(), nb::arg("opset").none(), nb::arg("out").none());
-  m.def("_plain_extended_quantize_linear", [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis,
-                                              nb::handle out) -> nb::object {
-    PlainOperands o;
-    int64_t a = 0;
-    if (!plain_int(axis, &a) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUint8)) return nb::none();
-    return run_plain(
-        qdq::plan_extended_quantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
-  },
-      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
-      nb::arg("out").none());
   m.def(
       "_plain_elementwise_quantize_linear",
       [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle out) -> nb::object {
-        PlainOperands o;
-        if (!o.take(x, scale, zero_point, out, qdq::ElementType::kUint8)) return nb::none();
-        return run_plain(
-            qdq::plan_elementwise_quantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null()), o);
+        return run_door(x, scale, zero_point, out, qdq::ElementType::kUint8, [](View xv, View sv, ZeroPoint zv) {
+          return qdq::plan_elementwise_quantize_linear(xv, sv, zv);
+        });
       },
       nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("out").none());
   m.def(
       "_plain_elementwise_dequantize_linear",
       [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle output_dtype, nb::handle out) -> nb::object {
-        PlainOperands o;
         int64_t code = 0;
-        if (!plain_type_code(output_dtype, &code) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUndefined)) {
-          return nb::none();
-        }
-        const qdq::ElementType output_type = code != 0 ? checked_type(code, "output_dtype") : qdq::ElementType::kUndefined;
-        return run_plain(qdq::plan_elementwise_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(),
-                                                                 o.zero_point_or_null(), output_type),
-                         o);
+        if (!plain_type_code(output_dtype, &code)) return nb::none();
+        return run_door(x, scale, zero_point, out, qdq::ElementType::kUndefined, [&](View xv, View sv, ZeroPoint zv) {
+          const qdq::ElementType output_type = code != 0 ? checked_type(code, "output_dtype") : qdq::ElementType::kUndefined;
+          return qdq::plan_elementwise_dequantize_linear(xv, sv, zv, output_type);
+        });
       },
       nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("output_dtype").none(),
       nb::arg("out").none());
@@ -506,42 +526,24 @@ void register_numpy_door(nb::module_& m) {
       [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis, nb::handle block_size,
          nb::handle saturate, nb::handle quantized_dtype, nb::handle precision, nb::handle output_dtype, nb::handle opset,
          nb::handle out) -> nb::object {
-        PlainOperands o;
         qdq::QuantizeDequantizeAttributes a;
         if (!plain_int(axis, &a.axis) || !plain_int(block_size, &a.block_size) || !plain_int(saturate, &a.saturate) ||
             !plain_type_code(quantized_dtype, &a.quantized_dtype) || !plain_type_code(precision, &a.precision) ||
-            !plain_type_code(output_dtype, &a.output_dtype) || !plain_int(opset, &a.opset) ||
-            !o.take(x, scale, zero_point, out, int_zero_point_type_of_quantize(a.quantized_dtype))) {
+            !plain_type_code(output_dtype, &a.output_dtype) || !plain_int(opset, &a.opset)) {
           return nb::none();
         }
-        return run_plain(
-            qdq::plan_quantize_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
+        return run_door(x, scale, zero_point, out, int_zero_point_type_of_quantize(a.quantized_dtype),
+                        [&](View xv, View sv, ZeroPoint zv) { return qdq::plan_quantize_dequantize_linear(xv, sv, zv, a); });
       },
       nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
       nb::arg("block_size").none(), nb::arg("saturate").none(), nb::arg("quantized_dtype").none(),
       nb::arg("precision").none(), nb::arg("output_dtype").none(), nb::arg("opset").none(), nb::arg("out").none());
-  m.def(
-      "_plain_extended_quantize_dequantize",
-      [](nb::handle x, nb::handle scale, nb::handle zero_point, nb::handle axis, nb::handle out) -> nb::object {
-        PlainOperands o;
-        int64_t a = 0;
-        if (!plain_int(axis, &a) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUint8)) return nb::none();
-        return run_plain(qdq::plan_extended_quantize_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(),
-                                                                       o.zero_point_or_null(), a),
-                         o);
-      },
-      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
-      nb::arg("out").none());
-  m.def("_plain_extended_dequantize_linear", [](nb::handle x, nb::handle scale, nb::handle zero_point,
-                                                nb::handle axis, nb::handle out) -> nb::object {
-    PlainOperands o;
-    int64_t a = 0;
-    if (!plain_int(axis, &a) || !o.take(x, scale, zero_point, out, qdq::ElementType::kUndefined)) return nb::none();
-    return run_plain(
-        qdq::plan_extended_dequantize_linear(o.x_tensor.view(), o.scale_tensor.view(), o.zero_point_or_null(), a), o);
-  },
-      nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
-      nb::arg("out").none());
+  register_extended_door(m, "_plain_extended_quantize_linear", &qdq::plan_extended_quantize_linear,
+                         qdq::ElementType::kUint8);
+  register_extended_door(m, "_plain_extended_dequantize_linear", &qdq::plan_extended_dequantize_linear,
+                         qdq::ElementType::kUndefined);
+  register_extended_door(m, "_plain_extended_quantize_dequantize", &qdq::plan_extended_quantize_dequantize_linear,
+                         qdq::ElementType::kUint8);
 }
 
 }  // namespace
