@@ -1205,7 +1205,7 @@ struct Int32Input {
   static constexpr bool kWide = false;
   static constexpr bool kSubtractsZeroPoint = false;
   using T = int32_t;
-  static HWY_INLINE VF Load(const T* p) { return hn::ConvertTo(DF(), hn::LoadU(DI(), p)); }
+  static HWY_INLINE VF Load(const T* p) { return XInput<ElementType::kInt32>::Load(p); }
 };
 
 // int32 and uint32 x: x - zp is exact in float64 and rounded once to float32, as the reference
