@@ -222,6 +222,10 @@ struct DynamicCase {
   int64_t axis, block;
   std::vector<int64_t> shape;
   ElementType scale_type = ElementType::kFloat32;
+  ElementType x_type = ElementType::kFloat32;
+  // One element in `specials_every` (0: none) becomes a NaN, +inf or -inf, so that some groups
+  // take the reductions' NaN re-check and others do not.
+  uint32_t specials_every = 0;
 };
 
 // dynamic_quantize == compute_qparams, then quantize_linear with what it gave.
@@ -231,6 +235,23 @@ void check_dynamic(const DynamicCase& c, std::mt19937& rng, const std::string& w
   std::normal_distribution<float> normal(0.0f, 3.0f);
   std::vector<float> x(n);
   for (float& v : x) v = normal(rng);
+  if (c.specials_every != 0) {
+    std::uniform_int_distribution<uint32_t> pick(0, 3 * c.specials_every - 1);
+    const float specials[3] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity()};
+    for (float& v : x) {
+      const uint32_t p = pick(rng);
+      if (p < 3) v = specials[p];
+    }
+  }
+  // x stored as its type (float16 and bfloat16 round the normal values; the specials survive).
+  const ElementTypeInfo& xt = info(c.x_type);
+  std::vector<uint8_t> x_bytes(n * xt.bytes_per_element());
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint32_t code = c.x_type == ElementType::kFloat32 ? std::bit_cast<uint32_t>(x[i])
+                                                            : codec::encode_float(xt, x[i], codec::Overflow::kInfOrNan);
+    codec::store_code(x_bytes.data(), xt, i, code);
+  }
   QparamsOptions o;
   o.quantized_type = c.type;
   o.method = c.method;
@@ -245,7 +266,7 @@ void check_dynamic(const DynamicCase& c, std::mt19937& rng, const std::string& w
   const bool has_zp = info(c.type).is_integer();
   std::vector<uint8_t> scale(groups * 4), zp(groups * 4 + 1), y(n * 4 + 1);
   std::vector<uint8_t> want_scale(scale.size()), want_zp(zp.size()), want_y(y.size());
-  const TensorView xv{ElementType::kFloat32, c.shape, x.data()};
+  const TensorView xv{c.x_type, c.shape, x_bytes.data()};
   MutableTensorView zv{c.type, qshape.value(), zp.data()}, want_zv{c.type, qshape.value(), want_zp.data()};
   ASSERT_TRUE(dynamic_quantize(xv, o, {c.type, c.shape, y.data()}, {o.scale_type, qshape.value(), scale.data()},
                                has_zp ? &zv : nullptr)
@@ -280,6 +301,14 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kFloat8E4M3FN, ScaleMethod::kMxFloor, G::kBlocked, -1, 32, {33, 96}, E::kFloat8E8M0},
       {E::kFloat4E2M1, ScaleMethod::kMxRceil, G::kBlocked, -1, 32, {8, 320}, E::kFloat8E8M0},
       {E::kFloat8E5M2, ScaleMethod::kSymmetric, G::kPerAxis, 0, 0, {17, 50}, E::kBfloat16},
+      // Groups of 64+ elements in tasks of several chunks: each chunk after a task's first is reduced
+      // beside the previous one's quantization (RangeBuffers::side_reduction); NaN and infinities
+      // send some batches of groups through the re-check.
+      {E::kInt8, ScaleMethod::kSymmetric, G::kBlocked, -1, 128, {64, 4096}, E::kFloat32, E::kFloat32, 5000},
+      {E::kUint4, ScaleMethod::kMinMax, G::kBlocked, -1, 64, {48, 2048}, E::kFloat32, E::kFloat16, 3000},
+      {E::kInt8, ScaleMethod::kMinMax, G::kPerAxis, 0, 0, {80, 2048}, E::kFloat32, E::kBfloat16, 20000},
+      {E::kUint16, ScaleMethod::kMinMax, G::kBlocked, -1, 256, {40, 4096}, E::kFloat32, E::kFloat32, 0},
+      {E::kFloat8E4M3FN, ScaleMethod::kMxFloor, G::kBlocked, -1, 64, {32, 4096}, E::kFloat8E8M0, E::kFloat32, 7000},
   };
   std::mt19937 rng(kSeed + 1);
   for (int64_t target : kernels::supported_targets()) {

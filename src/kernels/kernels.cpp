@@ -21,6 +21,7 @@
 
 #include "execute/runs.h"
 #include "kernels/formats.h"
+#include "kernels/reduce-inl.h"
 #include "reference/reference.h"
 #include "types/codec.h"
 
@@ -414,6 +415,8 @@ struct Context {
   bool range_limit_inside;
   // Fake-quant in lanes: the range mask written beside y (element i at mask[i - y_first]), or null.
   uint8_t* mask;
+  // RangeBuffers::side_reduction: the GroupStream<x's type> that QuantizeUniform steps, or null.
+  void* side_stream = nullptr;
 };
 
 // 32-bit integer scales and zero points hold values float32 cannot; they travel as their int32
@@ -983,6 +986,22 @@ HWY_INLINE uint64_t ForEachUniformStretch(const exec::Run& run, uint64_t offset,
   return b;
 }
 
+// The reduction dynamic quantization runs beside a quantize plan (Context::side_stream): only float
+// x has one (int32 x gets a placeholder type that is never stepped).
+template <ElementType kX>
+constexpr bool kHasSideStream =
+    kX == ElementType::kFloat32 || kX == ElementType::kFloat16 || kX == ElementType::kBfloat16;
+template <ElementType kX>
+using SideStream = std::conditional_t<kHasSideStream<kX>, GroupStream<kX>, void>;
+template <ElementType kX, bool = kHasSideStream<kX>>
+struct SideCursor {
+  using type = int;  // never used
+};
+template <ElementType kX>
+struct SideCursor<kX, true> {
+  using type = typename GroupStream<kX>::Cursor;
+};
+
 // Whole vectors [0, count) of x (count a multiple of the lanes) divided in float32 by one scale
 // and given one zero point: the hot loop of per-tensor and per-block plans, four vectors a step and
 // free of WalkVectors' per-vector choices (division precision, per-element operands). 8-bit code
@@ -990,23 +1009,47 @@ HWY_INLINE uint64_t ForEachUniformStretch(const exec::Run& run, uint64_t offset,
 // kRoundQuotient: the division precision is x's own type (float16 or bfloat16 x), so x is exact
 // in it and only the quotient is rounded to it after the float32 division (24 bits hold two
 // 11- or 8-bit significands and two guard bits, so that double rounding is exact).
+// side: dynamic quantization's reduction of the next stretch, one vector of it per vector here.
 template <class Output, ElementType kX, typename Code, bool kRoundQuotient = false>
 HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, VF s, VF zp,
-                                const typename Output::Bounds& bounds, VI byte_mask, Code* out) {
+                                const typename Output::Bounds& bounds, VI byte_mask, Code* out,
+                                SideStream<kX>* side) {
   const size_t N = hn::Lanes(DF());
   auto codes_at = [&](size_t j) HWY_ATTR {
     VF q = hn::Div(XInput<kX>::Load(x + j), s);
     if constexpr (kRoundQuotient) q = kX == ElementType::kFloat16 ? RoundToFloat16(q) : RoundToBfloat16(q);
     return Output::Codes(c, q, zp, bounds);
   };
+  // The side's hot state lives in a local for the loop (see GroupStream::Cursor).
+  typename SideCursor<kX>::type cursor{};
+  if constexpr (kHasSideStream<kX>) {
+    if (side != nullptr) cursor = side->Take();
+  }
+  auto step_side = [&](int vectors) HWY_ATTR {
+    if constexpr (kHasSideStream<kX>) {
+      if (side != nullptr) {
+        for (int v = 0; v < vectors; ++v) side->Step(cursor);
+      }
+    }
+  };
   size_t i = 0;
   if constexpr (sizeof(Code) == 1) {
     for (; i + 4 * N <= count; i += 4 * N) {
       StoreLowBytes4(codes_at(i), codes_at(i + N), codes_at(i + 2 * N), codes_at(i + 3 * N), byte_mask, out + i);
+      step_side(4);
     }
-    for (; i < count; i += N) StoreLowBytes(hn::And(codes_at(i), byte_mask), out + i);
+    for (; i < count; i += N) {
+      StoreLowBytes(hn::And(codes_at(i), byte_mask), out + i);
+      step_side(1);
+    }
   } else {
-    for (; i < count; i += N) StoreCodes<Output>(codes_at(i), out + i);
+    for (; i < count; i += N) {
+      StoreCodes<Output>(codes_at(i), out + i);
+      step_side(1);
+    }
+  }
+  if constexpr (kHasSideStream<kX>) {
+    if (side != nullptr) side->Give(cursor);
   }
 }
 
@@ -1015,7 +1058,8 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
 template <class Output, ElementType kX, typename Code>
 HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b, const typename XInput<kX>::T* from,
                                 size_t count, VF scale_constant, VF zp_constant,
-                                const typename Output::Bounds& bounds_constant, VI byte_mask, Code* to) {
+                                const typename Output::Bounds& bounds_constant, VI byte_mask, Code* to,
+                                SideStream<kX>* side) {
   const DF df;
   const VF zp = o.per_block && c.zero_point != nullptr ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
   const typename Output::Bounds bounds =
@@ -1023,11 +1067,12 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
   const VF s = o.per_block ? hn::Set(df, o.scale.block[b]) : scale_constant;
   if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
     if (c.precision != Precision::kFloat32) {  // x's own type (see QuantizeUniformBlock)
-      QuantizeUniform<Output, kX, Code, true>(c, from, count, RoundToPrecision(c.precision, s), zp, bounds, byte_mask, to);
+      QuantizeUniform<Output, kX, Code, true>(c, from, count, RoundToPrecision(c.precision, s), zp, bounds, byte_mask, to,
+                                              side);
       return;
     }
   }
-  QuantizeUniform<Output, kX>(c, from, count, s, zp, bounds, byte_mask, to);
+  QuantizeUniform<Output, kX>(c, from, count, s, zp, bounds, byte_mask, to, side);
 }
 
 // One block of a run whose scale and zero point are constant (per-tensor) or one per whole-vector
@@ -1036,19 +1081,20 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
 template <class Output, ElementType kX, typename Code>
 void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
                           const typename XInput<kX>::T* x, VF zp_constant, const typename Output::Bounds& bounds_constant,
-                          VI byte_mask, Code* out) {
+                          VI byte_mask, Code* out, SideStream<kX>* side) {
   const DF df;
   const size_t N = hn::Lanes(df);
   const size_t whole = k - k % N;
   const VF scale_constant = hn::Set(df, o.scale.constant);
   const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
-    QuantizeStretch<Output, kX>(c, o, block, x + i, count, scale_constant, zp_constant, bounds_constant, byte_mask, out + i);
+    QuantizeStretch<Output, kX>(c, o, block, x + i, count, scale_constant, zp_constant, bounds_constant, byte_mask, out + i,
+                                side);
   });
   if (whole < k) {
     HWY_ALIGN typename XInput<kX>::T x_tail[64];
     HWY_ALIGN Code out_tail[64];
     QuantizeStretch<Output, kX>(c, o, b, StageTail(x, whole, k, x_tail), N, scale_constant, zp_constant, bounds_constant,
-                                byte_mask, out_tail);
+                                byte_mask, out_tail, side);
     std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
   }
 }
@@ -1066,6 +1112,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   const VI code_mask = hn::Set(DI(), static_cast<int32_t>(low_mask(c.y->bits)));
   const VI byte_mask = one_code_per_byte ? code_mask : hn::Set(DI(), 0xFF);
   const Precision precision = c.precision;
+  SideStream<kX>* const side = static_cast<SideStream<kX>*>(c.side_stream);
   // Wide outputs finish in place in the code buffer; float64 divisions are staged into `staged`.
   const bool through_buffer = packed || c.stream_output || Output::kWide;
   HWY_ALIGN Code codes[kPadded];  // packed outputs: one code per byte before packing
@@ -1127,7 +1174,9 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
       const bool uniform = (precision == Precision::kFloat32 || own_precision) &&
                            (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr));
       if constexpr (!Output::kWide) {
-        if (uniform) QuantizeUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, byte_mask, out);
+        if (uniform) {
+          QuantizeUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, byte_mask, out, side);
+        }
       }
       if (Output::kWide || !uniform) {
         WalkVectors<Output>(c, run, offset, k, o, x, RoundToPrecision(precision, hn::Set(df, o.scale.constant)),
@@ -1765,6 +1814,17 @@ void SetRangeLimits(const ElementTypeInfo& type, Context* c) {
   }
 }
 
+// Runs `run_all` with a GroupStream of the side reduction for QuantizeUniform to step, then
+// finishes what it left.
+template <ElementType kX, class RunAll>
+void RunWithSideStream(const SideReduction& side, Context* c, const RunAll& run_all) {
+  GroupStream<kX> stream(side.x, side.begin, side.end, side.group, side.out);
+  c->side_stream = &stream;
+  run_all();
+  c->side_stream = nullptr;
+  stream.Finish();
+}
+
 void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end,
                   const MutableTensorView& y_view, const RangeBuffers& buffers) {
   void* y = y_view.data;
@@ -1794,7 +1854,17 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
   const RunFunction run_function = buffers.range_mask         ? SelectRangeMask(plan)
                                    : buffers.fused_dequantize ? SelectFakeQuant(plan)
                                                               : Select(plan);
-  exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); });
+  c.side_stream = nullptr;
+  const auto run_all = [&] { exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); }); };
+  if (const SideReduction* side = buffers.side_reduction; side != nullptr) {
+    switch (side->x_type) {
+      case ElementType::kFloat16: RunWithSideStream<ElementType::kFloat16>(*side, &c, run_all); break;
+      case ElementType::kBfloat16: RunWithSideStream<ElementType::kBfloat16>(*side, &c, run_all); break;
+      default: RunWithSideStream<ElementType::kFloat32>(*side, &c, run_all); break;
+    }
+  } else {
+    run_all();
+  }
 #if HWY_ARCH_X86
   // Streaming stores are weakly ordered: complete them before the task reports itself done.
   if (c.stream_output) _mm_sfence();

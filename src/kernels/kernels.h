@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/reduce.h"
 #include "qdq/qdq.hpp"
 
 namespace qdq::kernels {
@@ -15,6 +16,17 @@ namespace qdq::kernels {
 // type; dequantize from every quantized type to float32, float16 and bfloat16), in either
 // sub-byte layout. tests/kernel_coverage_test.cpp enumerates them from the element-type table.
 bool covers(const Plan& plan);
+
+// Dynamic quantization's next stretch of x, reduced while a quantize plan runs (RangeBuffers::
+// side_reduction): the groups of `group` elements from element `begin` to `end` of x (float32,
+// float16 or bfloat16; group a multiple of 16, end - begin a multiple of group) into out's arrays
+// from index 0, the values reduce_groups would give.
+struct SideReduction {
+  ElementType x_type = ElementType::kFloat32;
+  const void* x = nullptr;
+  uint64_t begin = 0, end = 0, group = 0;
+  GroupExtremes out{};
+};
 
 // Where a range's x is read and y written when they are not the plan's whole tensors (the fused
 // fake-quant runs a chunk through Q into a small code buffer, then DQ out of it): element i of x
@@ -35,6 +47,9 @@ struct RangeBuffers {
   // With fused_dequantize: also the range mask (as range_mask defines it) from the same lanes,
   // one byte per element, element i at fused_mask[i - y_first]; null for none.
   uint8_t* fused_mask = nullptr;
+  // Quantize plans without range_mask or fused_dequantize, float x: also this reduction, done by
+  // the time execute_range returns.
+  const SideReduction* side_reduction = nullptr;
 };
 
 // Elements [begin, end) of the plan into y, over the canonical layout (execute/runs.h). Selects

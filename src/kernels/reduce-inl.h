@@ -1,0 +1,319 @@
+// The reduction's per-target building blocks, shared by kernels/reduce.cpp (the toolkit's
+// reductions) and kernels/kernels.cpp (dynamic quantization, which reduces the next stretch of x
+// between the vectors it quantizes: GroupStream below). Highway's per-target include guard: the
+// file is included once for every target that foreach_target.h compiles.
+#if defined(QDQ_KERNELS_REDUCE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef QDQ_KERNELS_REDUCE_INL_H_
+#undef QDQ_KERNELS_REDUCE_INL_H_
+#else
+#define QDQ_KERNELS_REDUCE_INL_H_
+#endif
+
+#include <cstring>
+#include <limits>
+
+#include <hwy/highway.h>
+
+#include "kernels/reduce.h"
+#include "types/codec.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qdq::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+using DI = hn::RebindToSigned<DF>;
+using DU = hn::RebindToUnsigned<DF>;
+// Full vectors of x as float32 lanes (every conversion is exact).
+template <ElementType kX>
+HWY_INLINE VF LoadLanes(const void* data, uint64_t i) {
+  const DF df;
+  if constexpr (kX == ElementType::kFloat32) {
+    return hn::LoadU(df, static_cast<const float*>(data) + i);
+  } else if constexpr (kX == ElementType::kBfloat16) {
+    const hn::RebindToUnsigned<DF> du;
+    const hn::Rebind<uint16_t, DF> d16;
+    const auto bits = hn::PromoteTo(du, hn::LoadU(d16, static_cast<const uint16_t*>(data) + i));
+    return hn::BitCast(df, hn::ShiftLeft<16>(bits));
+  } else {
+    // float16 on the bits (Highway 1.0.3's emulated PromoteTo turns inf and NaN into finite
+    // values on targets without F16C): s'eeeee'mmmmmmmmmm -> float32.
+    const hn::RebindToUnsigned<DF> du;
+    const hn::Rebind<uint16_t, DF> d16;
+    const auto h = hn::PromoteTo(du, hn::LoadU(d16, static_cast<const uint16_t*>(data) + i));
+    const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
+    const auto magnitude = hn::And(h, hn::Set(du, 0x7FFFu));
+    const auto exponent = hn::ShiftRight<10>(magnitude);
+    // Normal: rebias the exponent by 127 - 15; inf/NaN (exponent 31): all-ones exponent, the
+    // mantissa moved up (a NaN stays a NaN); subnormal (exponent 0): mantissa * 2^-24, exact.
+    const auto normal = hn::Add(hn::ShiftLeft<13>(magnitude), hn::Set(du, (127u - 15u) << 23));
+    const auto special = hn::Or(hn::Set(du, 0x7F80'0000u), hn::ShiftLeft<13>(hn::And(magnitude, hn::Set(du, 0x3FFu))));
+    const VF subnormal = hn::Mul(hn::ConvertTo(df, hn::BitCast(hn::RebindToSigned<DF>(), magnitude)), hn::Set(df, 0x1p-24f));
+    const auto bits = hn::IfThenElse(hn::Eq(exponent, hn::Set(du, 31u)), special, normal);
+    const VF value = hn::IfThenElse(hn::RebindMask(df, hn::Eq(exponent, hn::Zero(du))), subnormal, hn::BitCast(df, bits));
+    return hn::Or(value, hn::BitCast(df, sign));
+  }
+}
+
+HWY_INLINE float ScalarValue(ElementType x_type, const void* data, uint64_t i) {
+  if (x_type == ElementType::kFloat32) return static_cast<const float*>(data)[i];
+  return static_cast<float>(codec::load_value(data, info(x_type), i));
+}
+
+// Lane-wise min and max (nothing seen: +inf / -inf).
+// (Constructors spelled out: an implicit one would lack the target's attributes.)
+struct LaneRange {
+  VF lo, hi;
+
+  HWY_INLINE LaneRange()
+      : lo(hn::Set(DF(), std::numeric_limits<float>::infinity())),
+        hi(hn::Set(DF(), -std::numeric_limits<float>::infinity())) {}
+
+  HWY_INLINE void Take(VF v) {
+    lo = hn::Min(lo, v);
+    hi = hn::Max(hi, v);
+  }
+  HWY_INLINE void Merge(const LaneRange& other) {
+    lo = hn::Min(lo, other.lo);
+    hi = hn::Max(hi, other.hi);
+  }
+};
+
+struct Accumulator : LaneRange {
+  hn::Mask<DF> nan;
+
+  HWY_INLINE Accumulator() : nan(hn::FirstN(DF(), 0)) {}
+
+  HWY_INLINE void Add(VF v) {
+    const auto is_nan = hn::IsNaN(v);
+    nan = hn::Or(nan, is_nan);
+    Take(hn::IfThenZeroElse(is_nan, v));
+  }
+  // Folds `other` in, lane by lane (two accumulators of one group).
+  HWY_INLINE void Merge(const Accumulator& other) {
+    LaneRange::Merge(other);
+    nan = hn::Or(nan, other.nan);
+  }
+  HWY_INLINE void Fold(Extremes* e) const {
+    const DF df;
+    Extremes r;
+    r.min = hn::GetLane(hn::MinOfLanes(df, lo));
+    r.max = hn::GetLane(hn::MaxOfLanes(df, hi));
+    r.nan = !hn::AllFalse(df, nan);
+    e->merge(r);
+  }
+};
+
+// A first pass without Accumulator's NaN bookkeeping (3 of its 5 operations per vector): lo and hi
+// take the values as they are and `check` sums them. A NaN makes the sum NaN (so where the check
+// is a number there was no NaN, and lo and hi are exact); the sum can also become NaN without one
+// (+inf and -inf, or overflowing sums of both signs). Where the check is NaN the values are
+// reduced again through Accumulator, which decides the extremes and the flag.
+struct QuickAccumulator : LaneRange {
+  VF check;
+
+  HWY_INLINE QuickAccumulator() : check(hn::Zero(DF())) {}
+
+  HWY_INLINE void Add(VF v) {
+    Take(v);
+    check = hn::Add(check, v);
+  }
+  HWY_INLINE void Merge(const QuickAccumulator& other) {
+    LaneRange::Merge(other);
+    check = hn::Add(check, other.check);
+  }
+};
+
+// The whole vectors of [start, start + count) (count a multiple of N) into one accumulator; two
+// over alternate vectors keep the dependency chains short.
+template <ElementType kX, class Acc>
+HWY_INLINE Acc AccumulateVectors(const void* x, uint64_t start, uint64_t count) {
+  const size_t N = hn::Lanes(DF());
+  Acc a, b;
+  uint64_t i = 0;
+  for (; i + 2 * N <= count; i += 2 * N) {
+    a.Add(LoadLanes<kX>(x, start + i));
+    b.Add(LoadLanes<kX>(x, start + i + N));
+  }
+  if (i < count) a.Add(LoadLanes<kX>(x, start + i));
+  a.Merge(b);
+  return a;
+}
+
+template <ElementType kX>
+void ReduceTyped(const void* x, uint64_t index, uint64_t count, Extremes* e) {
+  const DF df;
+  const uint64_t whole = count / hn::Lanes(df) * hn::Lanes(df);
+  const QuickAccumulator quick = AccumulateVectors<kX, QuickAccumulator>(x, index, whole);
+  if (hn::AllFalse(df, hn::IsNaN(quick.check))) {
+    e->merge(Extremes{hn::GetLane(hn::MinOfLanes(df, quick.lo)), hn::GetLane(hn::MaxOfLanes(df, quick.hi)), false});
+  } else {
+    AccumulateVectors<kX, Accumulator>(x, index, whole).Fold(e);
+  }
+  for (uint64_t i = whole; i < count; ++i) {
+    const float v = ScalarValue(kX, x, index + i);
+    const bool is_nan = v != v;
+    e->merge(Extremes{is_nan ? 0.0f : v, is_nan ? 0.0f : v, is_nan});  // NaN as +0, as the lanes do
+  }
+}
+
+// Group g (`count` elements from `start`) on its own.
+template <ElementType kX>
+void ReduceOneGroup(const void* x, uint64_t start, uint64_t count, const GroupExtremes& out, uint64_t g) {
+  Extremes e;
+  ReduceTyped<kX>(x, start, count, &e);
+  out.min[g] = e.min;
+  out.max[g] = e.max;
+  out.nan[g] = e.nan ? 1 : 0;
+}
+
+#if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES <= 32
+// Horizontal folds of 4 (128-bit vectors) or 8 (256-bit) vectors at once, one per group: lane j of
+// the result is `op` over the lanes of v[j]. Adjacent lanes of vector pairs first, then lane pairs
+// within 128-bit blocks, then (8 lanes) the two blocks: 2 + 1 (+ 1) shuffles and one op per step
+// where MinOfLanes would take 3 shuffles and 3 ops per group.
+template <class D, class Op>
+HWY_INLINE hn::Vec<D> FoldEach(D d, const hn::Vec<D>* v, Op op) {
+  const size_t N = hn::Lanes(d);
+  const hn::Repartition<uint64_t, D> d64;
+  hn::Vec<D> pairs[4], quads[2];
+  for (size_t j = 0; j < N / 2; ++j) {  // [v0 v1 v0 v1 | ...] lanes: op of lanes k and k + 2
+    pairs[j] = op(hn::InterleaveLower(d, v[2 * j], v[2 * j + 1]), hn::InterleaveUpper(d, v[2 * j], v[2 * j + 1]));
+  }
+  for (size_t j = 0; j < N / 4; ++j) {  // [v0 v1 v2 v3] per block
+    const auto a = hn::BitCast(d64, pairs[2 * j]), b = hn::BitCast(d64, pairs[2 * j + 1]);
+    quads[j] = op(hn::BitCast(d, hn::InterleaveLower(d64, a, b)), hn::BitCast(d, hn::InterleaveUpper(d64, a, b)));
+  }
+  if (N == 4) return quads[0];
+  return op(hn::ConcatLowerLower(d, quads[1], quads[0]), hn::ConcatUpperUpper(d, quads[1], quads[0]));
+}
+
+// N consecutive groups of whole vectors from `start`: their extremes to out's arrays at g.
+template <ElementType kX>
+HWY_INLINE void ReduceGroupBatch(const void* x, uint64_t start, uint64_t group, const GroupExtremes& out, uint64_t g) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  VF lo[8], hi[8], check[8];
+  for (size_t j = 0; j < N; ++j) {
+    const QuickAccumulator a = AccumulateVectors<kX, QuickAccumulator>(x, start + j * group, group);
+    lo[j] = a.lo;
+    hi[j] = a.hi;
+    check[j] = a.check;
+  }
+  hn::StoreU(FoldEach(df, lo, [](VF a, VF b) { return hn::Min(a, b); }), df, out.min + g);
+  hn::StoreU(FoldEach(df, hi, [](VF a, VF b) { return hn::Max(a, b); }), df, out.max + g);
+  const auto suspect = hn::IsNaN(FoldEach(df, check, [](VF a, VF b) { return hn::Add(a, b); }));
+  std::memset(out.nan + g, 0, N);
+  if (hn::AllFalse(df, suspect)) return;
+  for (size_t j = 0; j < N; ++j) ReduceOneGroup<kX>(x, start + j * group, group, out, g + j);
+}
+#endif
+
+
+// Consecutive groups of `group` elements of x from element `begin` to `end` (group a multiple of
+// the lanes, end - begin a multiple of group), reduced one vector per step into out's arrays from
+// index 0, with the values reduce_groups gives. Dynamic quantization steps it between the vectors
+// it divides, reducing the next stretch of x while the divider works on this one: on their own the
+// two take turns, each leaving the other's units idle.
+//
+// The quantizer holds the hot state in a Cursor (a local, so that its vectors stay in registers:
+// through a pointer, every byte the quantizer stores might alias them) and hands it back after
+// each stretch. Finish() reduces whatever the quantizer left and folds the last groups.
+template <ElementType kX>
+class GroupStream {
+ public:
+  struct Cursor {
+    QuickAccumulator acc;
+    const void* x;
+    uint64_t next, end, group_end;
+  };
+
+  HWY_INLINE GroupStream(const void* x, uint64_t begin, uint64_t end, uint64_t group, const GroupExtremes& out)
+      : cursor_{QuickAccumulator(), x, begin, end, begin + group}, group_(group), batch_begin_(begin), out_(out) {}
+
+  HWY_INLINE Cursor Take() const { return cursor_; }
+  HWY_INLINE void Give(const Cursor& cursor) { cursor_ = cursor; }
+
+  HWY_INLINE void Step(Cursor& c) {
+    if (c.next == c.end) return;
+    c.acc.Add(LoadLanes<kX>(c.x, c.next));
+    c.next += hn::Lanes(DF());
+    if (c.next == c.group_end) CloseGroup(c);
+  }
+
+  HWY_NOINLINE void Finish() {
+    Cursor c = cursor_;
+    while (c.next < c.end) Step(c);
+    cursor_ = c;
+    FoldBatch();
+  }
+
+ private:
+  static constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+
+  // The group's lane-wise extremes and check wait in the batch; N groups fold together.
+  HWY_INLINE void CloseGroup(Cursor& c) {
+    const DF df;
+    const size_t N = hn::Lanes(df);
+    hn::Store(c.acc.lo, df, lo_ + batch_ * N);
+    hn::Store(c.acc.hi, df, hi_ + batch_ * N);
+    hn::Store(c.acc.check, df, check_ + batch_ * N);
+    c.acc = QuickAccumulator();
+    c.group_end = c.next + group_;
+    if (++batch_ == N) {
+      FoldBatch();
+      batch_begin_ = c.next;
+    }
+  }
+
+  HWY_NOINLINE void FoldBatch() {
+    const DF df;
+    const size_t N = hn::Lanes(df);
+    bool suspect = false;
+#if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES <= 32
+    if (batch_ == N && (N == 4 || N == 8)) {
+      VF lo[8], hi[8], check[8];
+      for (size_t j = 0; j < N; ++j) {
+        lo[j] = hn::Load(df, lo_ + j * N);
+        hi[j] = hn::Load(df, hi_ + j * N);
+        check[j] = hn::Load(df, check_ + j * N);
+      }
+      hn::StoreU(FoldEach(df, lo, [](VF a, VF b) { return hn::Min(a, b); }), df, out_.min + group_index_);
+      hn::StoreU(FoldEach(df, hi, [](VF a, VF b) { return hn::Max(a, b); }), df, out_.max + group_index_);
+      suspect = !hn::AllFalse(df, hn::IsNaN(FoldEach(df, check, [](VF a, VF b) { return hn::Add(a, b); })));
+      std::memset(out_.nan + group_index_, 0, N);
+    } else
+#endif
+    {
+      for (size_t j = 0; j < batch_; ++j) {
+        out_.min[group_index_ + j] = hn::GetLane(hn::MinOfLanes(df, hn::Load(df, lo_ + j * N)));
+        out_.max[group_index_ + j] = hn::GetLane(hn::MaxOfLanes(df, hn::Load(df, hi_ + j * N)));
+        out_.nan[group_index_ + j] = 0;
+        suspect = suspect || !hn::AllFalse(df, hn::IsNaN(hn::Load(df, check_ + j * N)));
+      }
+    }
+    // A NaN check (a NaN, or sums of both infinities): those groups again through Accumulator.
+    if (suspect) {
+      for (size_t j = 0; j < batch_; ++j) ReduceOneGroup<kX>(cursor_.x, batch_begin_ + j * group_, group_, out_, group_index_ + j);
+    }
+    group_index_ += batch_;
+    batch_ = 0;
+  }
+
+  Cursor cursor_;
+  uint64_t group_, batch_begin_;
+  uint64_t group_index_ = 0;
+  size_t batch_ = 0;
+  GroupExtremes out_;
+  HWY_ALIGN float lo_[kMaxLanes * kMaxLanes];
+  HWY_ALIGN float hi_[kMaxLanes * kMaxLanes];
+  HWY_ALIGN float check_[kMaxLanes * kMaxLanes];
+};
+
+}  // namespace HWY_NAMESPACE
+}  // namespace qdq::kernels
+HWY_AFTER_NAMESPACE();
+
+#endif  // QDQ_KERNELS_REDUCE_INL_H_
