@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include <hwy/highway.h>
 
@@ -115,6 +116,12 @@ struct QuickAccumulator : LaneRange {
   VF check;
 
   HWY_INLINE QuickAccumulator() : check(hn::Zero(DF())) {}
+  // Holding one vector: its lanes as the extremes and the sum. A NaN lane makes the sum NaN, as
+  // Add does, and the group is then reduced again, so the extremes it leaves do not matter.
+  HWY_INLINE explicit QuickAccumulator(VF v) : check(v) {
+    lo = v;
+    hi = v;
+  }
 
   HWY_INLINE void Add(VF v) {
     Take(v);
@@ -133,6 +140,15 @@ HWY_INLINE Acc AccumulateVectors(const void* x, uint64_t start, uint64_t count) 
   const size_t N = hn::Lanes(DF());
   Acc a, b;
   uint64_t i = 0;
+  if constexpr (std::is_same_v<Acc, QuickAccumulator>) {
+    // The first two vectors start the accumulators instead of being added to the identity: three
+    // operations fewer for each, a third of the work for a group of four vectors.
+    if (count >= 2 * N) {
+      a = QuickAccumulator(LoadLanes<kX>(x, start));
+      b = QuickAccumulator(LoadLanes<kX>(x, start + N));
+      i = 2 * N;
+    }
+  }
   for (; i + 2 * N <= count; i += 2 * N) {
     a.Add(LoadLanes<kX>(x, start + i));
     b.Add(LoadLanes<kX>(x, start + i + N));
