@@ -1086,10 +1086,13 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
   const size_t N = hn::Lanes(df);
   const size_t whole = k - k % N;
   const VF scale_constant = hn::Set(df, o.scale.constant);
-  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
+  // always_inline: GCC otherwise makes the visitor a call per stretch, a stack frame for every
+  // block of 32 elements (plain int4 blocked-32 Q, 64K in cache: 65 instead of 57 us).
+  const auto visit = [&](uint64_t block, size_t i, size_t count) HWY_ATTR __attribute__((always_inline)) {
     QuantizeStretch<Output, kX>(c, o, block, x + i, count, scale_constant, zp_constant, bounds_constant, byte_mask, out + i,
                                 side);
-  });
+  };
+  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, visit);
   if (whole < k) {
     HWY_ALIGN typename XInput<kX>::T x_tail[64];
     HWY_ALIGN Code out_tail[64];
