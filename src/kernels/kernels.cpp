@@ -280,6 +280,15 @@ void LoadAsFloat(const ElementTypeInfo& type, const void* data, uint64_t index, 
     case ElementType::kInt32:
       i = LoadVectors<ElementType::kInt32>(data, index, k, out);
       break;
+    case ElementType::kFloat8E8M0:
+      // 2^(code - 127) on the bits: the code is float32's biased exponent, except code 0, 2^-127,
+      // which is float32's subnormal 0x0040'0000, and 0xFF, NaN. (The generic decode below took a
+      // scalbn per scale: 38% of an MX blocked-32 Q.)
+      for (; i < k; ++i) {
+        const uint32_t code = static_cast<const uint8_t*>(data)[index + i];
+        out[i] = std::bit_cast<float>(code == 0xFF ? 0x7FC0'0000u : code == 0 ? 0x0040'0000u : code << 23);
+      }
+      break;
     default:
       break;
   }
