@@ -555,6 +555,13 @@ def _method(method: str) -> int:
 
 
 def _toolkit_call(x, dtype, method, axis, block_size, scale_dtype, quantize, out):
+    method_code = _METHODS.get(method) if isinstance(method, str) else None
+    if method_code is not None:
+        # Plain numpy arrays and int attributes: no Python-level conversion (the general path below
+        # converts the rest and names every refusal).
+        fast = _qdq._plain_toolkit(x, dtype, method_code, axis, block_size, scale_dtype, quantize, out)
+        if fast is not None:
+            return fast if quantize else fast[1:]
     quantized_code = _type_attribute(dtype, "dtype")
     scale_code = _type_attribute(scale_dtype, "scale_dtype")
     method_code = _method(method)

@@ -382,6 +382,39 @@ struct PlainOperands {
   const qdq::TensorView* zero_point_or_null() const { return has_zero_point ? &zero_point_view : nullptr; }
 };
 
+// compute_qparams, or dynamic_quantize into y_storage (x's shape, one code per byte), with the
+// GIL released; a failure becomes QdqError.
+void run_toolkit(const InputTensor& xt, const qdq::QparamsOptions& options, bool quantize, uint8_t* y_storage,
+                 const qdq::MutableTensorView& scale, const qdq::MutableTensorView* zero_point) {
+  qdq::Status status;
+  {
+    nb::gil_scoped_release release;
+    status = quantize ? qdq::dynamic_quantize(xt.view(), options,
+                                              {options.quantized_type, xt.shape, y_storage, qdq::SubByteLayout::kOneCodePerByte},
+                                              scale, zero_point)
+                      : qdq::compute_qparams(xt.view(), options, scale, zero_point);
+  }
+  if (!status.ok()) throw QdqError(status.message());
+}
+
+// A new C-contiguous array of a registered type and `shape` around fresh storage (large sizes from
+// the output cache); a null object when the type has no registered dtype.
+nb::object new_array(qdq::ElementType type, const Shape& shape, uint64_t bytes, uint8_t** storage) {
+  PyArray_Descr* descr = registered_descr(type);
+  if (descr == nullptr) return nb::object();
+  nb::capsule owner = new_storage(bytes, storage);
+  std::vector<npy_intp> dims(shape.begin(), shape.end());
+  Py_INCREF(descr);  // PyArray_NewFromDescr steals it
+  PyObject* array = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(dims.size()), dims.data(), nullptr,
+                                         *storage, NPY_ARRAY_CARRAY, nullptr);
+  if (array == nullptr) throw nb::python_error();
+  nb::object result = nb::steal(array);
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), owner.release().ptr()) < 0) {
+    throw nb::python_error();  // the base reference was consumed; result releases the array
+  }
+  return result;
+}
+
 // Executes a plan into the caller's plain `out` or a new array of the output dtype and x's shape.
 // None when `out` does not fit the plan: the general path then names what is wrong with it.
 // PlanT: qdq::Plan or qdq::QuantizeDequantizePlan (fused fake-quant, run without its mask).
@@ -403,18 +436,8 @@ nb::object run_plain(const qdq::Result<PlanT>& plan, const PlainOperands& operan
     storage = static_cast<uint8_t*>(PyArray_DATA(out));
     result = nb::borrow(reinterpret_cast<PyObject*>(out));
   } else {
-    PyArray_Descr* descr = registered_descr(p.output_type);
-    if (descr == nullptr) return nb::none();
-    nb::capsule owner = new_storage(bytes, &storage);
-    std::vector<npy_intp> dims(operands.x_tensor.shape.begin(), operands.x_tensor.shape.end());
-    Py_INCREF(descr);  // PyArray_NewFromDescr steals it
-    PyObject* array = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(dims.size()), dims.data(), nullptr,
-                                           storage, NPY_ARRAY_CARRAY, nullptr);
-    if (array == nullptr) throw nb::python_error();
-    result = nb::steal(array);
-    if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), owner.release().ptr()) < 0) {
-      throw nb::python_error();  // the base reference was consumed; result releases the array
-    }
+    result = new_array(p.output_type, operands.x_tensor.shape, bytes, &storage);
+    if (!result.is_valid()) return nb::none();
   }
   execute_into(p, storage);
   return result;
@@ -538,6 +561,90 @@ void register_numpy_door(nb::module_& m) {
       nb::arg("x").none(), nb::arg("scale").none(), nb::arg("zero_point").none(), nb::arg("axis").none(),
       nb::arg("block_size").none(), nb::arg("saturate").none(), nb::arg("quantized_dtype").none(),
       nb::arg("precision").none(), nb::arg("output_dtype").none(), nb::arg("opset").none(), nb::arg("out").none());
+  // The toolkit (compute_qparams, and dynamic_quantize when `quantize`): (y or None, scale, zero
+  // point or None) as arrays, or None for the general path. method is the code the Python layer
+  // looked up; x must be a plain float32/float16/bfloat16 array (other types are refused by name
+  // there); axis None is per-tensor (a block size with it is refused there).
+  m.def(
+      "_plain_toolkit",
+      [](nb::handle x, nb::handle dtype, int64_t method, nb::handle axis, nb::handle block_size, nb::handle scale_dtype,
+         bool quantize, nb::handle out) -> nb::object {
+        PlainArray xa;
+        nb::object x_holder;
+        if (!plain_array(x, &xa, &x_holder) || (xa.type != qdq::ElementType::kFloat32 &&
+                                                xa.type != qdq::ElementType::kFloat16 &&
+                                                xa.type != qdq::ElementType::kBfloat16)) {
+          return nb::none();
+        }
+        int64_t quantized_code = 0, scale_code = 0, axis_value = 1, block = 0;
+        if (!plain_type_code(dtype, &quantized_code) || !plain_type_code(scale_dtype, &scale_code) ||
+            !plain_int(block_size, &block) || method < 0 || method > static_cast<int64_t>(qdq::ScaleMethod::kMxRceil)) {
+          return nb::none();
+        }
+        qdq::QparamsOptions options;
+        if (axis.is_none()) {
+          if (block != 0) return nb::none();
+          options.granularity = qdq::Granularity::kPerTensor;
+        } else {
+          if (!plain_int(axis, &axis_value)) return nb::none();
+          options.granularity = block != 0 ? qdq::Granularity::kBlocked : qdq::Granularity::kPerAxis;
+        }
+        const std::optional<qdq::ElementType> quantized = qdq::element_type_from_code(quantized_code);
+        const std::optional<qdq::ElementType> scale_type = qdq::element_type_from_code(scale_code);
+        if (!quantized || !scale_type) return nb::none();
+        options.quantized_type = *quantized;
+        options.scale_type = *scale_type;
+        options.method = static_cast<qdq::ScaleMethod>(method);
+        options.axis = axis_value;
+        options.block_size = block;
+        const InputTensor xt = plain_input(xa);
+        const qdq::Result<Shape> shape = qdq::qparams_shape(xt.shape, options);
+        if (!shape.ok()) throw QdqError(shape.status().message());
+        const qdq::SubByteLayout layout = qdq::SubByteLayout::kOneCodePerByte;
+        uint64_t count = 1;
+        for (int64_t d : xt.shape) count *= static_cast<uint64_t>(d);
+        nb::object y = nb::none();
+        uint8_t* y_storage = nullptr;
+        if (quantize) {
+          const uint64_t bytes = qdq::storage_bytes(options.quantized_type, count, layout);
+          if (!out.is_none()) {
+            PlainArray oa;
+            nb::object not_taken;
+            if (!PyArray_CheckExact(out.ptr()) || !plain_array(out, &oa, &not_taken) || !PyArray_ISWRITEABLE(oa.array) ||
+                oa.type != options.quantized_type || static_cast<uint64_t>(PyArray_NBYTES(oa.array)) != bytes ||
+                PyArray_NDIM(oa.array) != static_cast<int>(xt.shape.size()) ||
+                !std::equal(PyArray_DIMS(oa.array), PyArray_DIMS(oa.array) + PyArray_NDIM(oa.array), xt.shape.begin()) ||
+                overlaps(oa, xa)) {
+              return nb::none();
+            }
+            y_storage = static_cast<uint8_t*>(PyArray_DATA(oa.array));
+            y = nb::borrow(out);
+          } else {
+            y = new_array(options.quantized_type, xt.shape, bytes, &y_storage);
+            if (!y.is_valid()) return nb::none();
+          }
+        }
+        uint64_t groups = 1;
+        for (int64_t d : shape.value()) groups *= static_cast<uint64_t>(d);
+        uint8_t* scale_storage = nullptr;
+        const nb::object scale =
+            new_array(options.scale_type, shape.value(), qdq::storage_bytes(options.scale_type, groups, layout), &scale_storage);
+        if (!scale.is_valid()) return nb::none();
+        const bool with_zero_point = qdq::info(options.quantized_type).is_integer();
+        nb::object zero_point = nb::none();
+        uint8_t* zero_point_storage = nullptr;
+        if (with_zero_point) {
+          zero_point = new_array(options.quantized_type, shape.value(),
+                                 qdq::storage_bytes(options.quantized_type, groups, layout), &zero_point_storage);
+          if (!zero_point.is_valid()) return nb::none();
+        }
+        const qdq::MutableTensorView scale_view{options.scale_type, shape.value(), scale_storage, layout};
+        const qdq::MutableTensorView zero_point_view{options.quantized_type, shape.value(), zero_point_storage, layout};
+        run_toolkit(xt, options, quantize, y_storage, scale_view, with_zero_point ? &zero_point_view : nullptr);
+        return nb::make_tuple(y, scale, zero_point);
+      },
+      nb::arg("x").none(), nb::arg("dtype").none(), nb::arg("method"), nb::arg("axis").none(),
+      nb::arg("block_size").none(), nb::arg("scale_dtype").none(), nb::arg("quantize"), nb::arg("out").none());
   register_extended_door(m, "_plain_extended_quantize_linear", &qdq::plan_extended_quantize_linear,
                          qdq::ElementType::kUint8);
   register_extended_door(m, "_plain_extended_dequantize_linear", &qdq::plan_extended_dequantize_linear,
@@ -669,15 +776,7 @@ NB_MODULE(_qdq, m) {
             y = new_bytes(bytes, &y_storage);
           }
         }
-        qdq::Status status;
-        {
-          nb::gil_scoped_release release;
-          const qdq::MutableTensorView* zp = with_zero_point ? &zero_point_view : nullptr;
-          status = quantize ? qdq::dynamic_quantize(xt.view(), options, {options.quantized_type, xt.shape, y_storage, layout},
-                                                    scale_view, zp)
-                            : qdq::compute_qparams(xt.view(), options, scale_view, zp);
-        }
-        if (!status.ok()) throw QdqError(status.message());
+        run_toolkit(xt, options, quantize, y_storage, scale_view, with_zero_point ? &zero_point_view : nullptr);
         return std::make_tuple(y, scale, zero_point, shape.value());
       },
       nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("quantized_code"), nb::arg("scale_code"),

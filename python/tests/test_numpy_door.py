@@ -327,3 +327,70 @@ def test_output_cache_keeps_the_most_recent_sizes():
     assert float(y[123]) == 3.5
     del y  # ... and given back, now the newest
     assert [s // mib for s in _qdq._cached_output_sizes()][-1] == 8
+
+
+# (x dtype, quantized dtype, method, axis, block size, scale dtype): the toolkit's families.
+TOOLKIT_CASES = [
+    (np.float32, np.uint8, "minmax", None, 0, np.float32),
+    (np.float32, np.int8, "symmetric", 0, 0, np.float32),
+    (np.float32, ml_dtypes.int4, "minmax", 1, 32, np.float32),
+    (np.float16, ml_dtypes.uint4, "symmetric_restricted", 1, 16, np.float16),
+    (ml_dtypes.bfloat16, np.uint16, "minmax", 0, 3, ml_dtypes.bfloat16),
+    (np.float32, ml_dtypes.float8_e4m3fn, "mx_floor", 1, 32, ml_dtypes.float8_e8m0fnu),
+    (np.float32, ml_dtypes.float4_e2m1fn, "mx_rceil", 1, 32, ml_dtypes.float8_e8m0fnu),
+    (np.float32, ml_dtypes.float8_e5m2, "symmetric", None, 0, np.float32),
+]
+
+
+@pytest.mark.parametrize("x_dtype,dtype,method,axis,block_size,scale_dtype", TOOLKIT_CASES)
+def test_toolkit_door_matches_general_path(x_dtype, dtype, method, axis, block_size, scale_dtype):
+    rng = np.random.default_rng(SEED + 7)
+    x = (rng.standard_normal((6, 64)) * 3).astype(x_dtype)
+    x[1, 5] = np.nan  # a NaN group takes the NaN scale either way
+    kwargs = {"method": method, "axis": axis, "block_size": block_size, "scale_dtype": scale_dtype}
+    code = qdq._METHODS[method]
+    for quantize in (False, True):
+        fast = _qdq._plain_toolkit(x, dtype, code, axis, block_size, scale_dtype, quantize, None)
+        assert fast is not None, "the fast door declined plain arrays"
+        if quantize:
+            general = qdq.dynamic_quantize(_general(x), dtype, **kwargs)
+        else:
+            general = (None, *qdq.compute_qparams(_general(x), dtype, **kwargs))
+        for got, want in zip(fast, general):
+            assert (got is None) == (want is None)
+            if want is not None:
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert _bytes(got) == _bytes(want)
+    y, scale, zero_point = qdq.dynamic_quantize(x, dtype, **kwargs)
+    out = np.empty_like(y)
+    got = qdq.dynamic_quantize(x, dtype, out=out, **kwargs)
+    assert got[0] is out and _bytes(out) == _bytes(y)
+    assert _bytes(got[1]) == _bytes(scale)
+    assert (got[2] is None) == (zero_point is None)
+
+
+def test_toolkit_door_declines_what_the_general_path_names():
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    declined = {
+        "float64 x": (x.astype(np.float64), np.uint8, 0, 1, 0, np.float32, None),
+        "non-contiguous x": (x[:, ::2], np.uint8, 0, 1, 0, np.float32, None),
+        "string dtype": (x, "uint8", 0, 1, 0, np.float32, None),
+        "block size without an axis": (x, np.uint8, 0, None, 2, np.float32, None),
+        "numpy integer axis": (x, np.uint8, 0, np.int64(1), 0, np.float32, None),
+        "out of another dtype": (x, np.uint8, 0, 1, 0, np.float32, np.empty((4, 6), np.int8)),
+        "out of another shape": (x, np.uint8, 0, 1, 0, np.float32, np.empty((6, 4), np.uint8)),
+    }
+    for name, (xx, dtype, method, axis, block, scale_dtype, out) in declined.items():
+        assert _qdq._plain_toolkit(xx, dtype, method, axis, block, scale_dtype, out is not None, out) is None, name
+    with pytest.raises(qdq.QdqError, match="block_size is set but axis is None"):
+        qdq.compute_qparams(x, np.uint8, block_size=2)
+    with pytest.raises(qdq.QdqError, match="method 'max' is not one of"):
+        qdq.compute_qparams(x, np.uint8, method="max")
+    with pytest.raises(qdq.QdqError):
+        qdq.dynamic_quantize(x, np.uint8, axis=1, out=np.empty((4, 6), np.int8))
+    # The C++ checks speak the same words through either path.
+    with pytest.raises(qdq.QdqError) as through_door:
+        qdq.dynamic_quantize(x, np.int32)
+    with pytest.raises(qdq.QdqError) as through_general:
+        qdq.dynamic_quantize(_general(x), np.int32)
+    assert str(through_door.value) == str(through_general.value)
