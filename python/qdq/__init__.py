@@ -655,6 +655,9 @@ def dynamic_quantize_linear(x: Any, *, out: Optional[np.ndarray] = None):
         (y, y_scale, y_zero_point): uint8 y of x's shape (or `out`), a float32 0-D scale and a
         uint8 0-D zero point.
     """
+    fast = _qdq._plain_dynamic_quantize_linear(x, out)
+    if fast is not None:  # a plain array (and out): no Python-level conversion
+        return fast
     xt = _tensor(x, "x")
     out_arg = _out_tensor(out, xt[1], ("x", xt))
     y, scale, zero_point = _qdq.dynamic_quantize_linear(*xt, out_arg)

@@ -382,6 +382,22 @@ struct PlainOperands {
   const qdq::TensorView* zero_point_or_null() const { return has_zero_point ? &zero_point_view : nullptr; }
 };
 
+// A plain, writeable `out` of `type` and `shape` holding `bytes`, sharing no memory with x: its
+// storage, or false for the general path (which names what is wrong with it).
+bool plain_out(nb::handle out, qdq::ElementType type, const Shape& shape, uint64_t bytes, const PlainArray& x,
+               uint8_t** storage) {
+  PlainArray o;
+  nb::object not_taken;  // out must be an array: a scalar out is refused by the general path
+  if (!PyArray_CheckExact(out.ptr()) || !plain_array(out, &o, &not_taken) || !PyArray_ISWRITEABLE(o.array) ||
+      o.type != type || static_cast<uint64_t>(PyArray_NBYTES(o.array)) != bytes ||
+      PyArray_NDIM(o.array) != static_cast<int>(shape.size()) ||
+      !std::equal(PyArray_DIMS(o.array), PyArray_DIMS(o.array) + PyArray_NDIM(o.array), shape.begin()) || overlaps(o, x)) {
+    return false;
+  }
+  *storage = static_cast<uint8_t*>(PyArray_DATA(o.array));
+  return true;
+}
+
 // compute_qparams, or dynamic_quantize into y_storage (x's shape, one code per byte), with the
 // GIL released; a failure becomes QdqError.
 void run_toolkit(const InputTensor& xt, const qdq::QparamsOptions& options, bool quantize, uint8_t* y_storage,
@@ -393,6 +409,17 @@ void run_toolkit(const InputTensor& xt, const qdq::QparamsOptions& options, bool
                                               {options.quantized_type, xt.shape, y_storage, qdq::SubByteLayout::kOneCodePerByte},
                                               scale, zero_point)
                       : qdq::compute_qparams(xt.view(), options, scale, zero_point);
+  }
+  if (!status.ok()) throw QdqError(status.message());
+}
+
+// DynamicQuantizeLinear-11 into `storage` (uint8, x's shape) with the GIL released; a failure
+// becomes QdqError.
+void run_dynamic_quantize_linear(const InputTensor& xt, uint8_t* storage, float* scale, uint8_t* zero_point) {
+  qdq::Status status;
+  {
+    nb::gil_scoped_release release;
+    status = qdq::dynamic_quantize_linear(xt.view(), {qdq::ElementType::kUint8, xt.shape, storage}, scale, zero_point);
   }
   if (!status.ok()) throw QdqError(status.message());
 }
@@ -608,16 +635,7 @@ void register_numpy_door(nb::module_& m) {
         if (quantize) {
           const uint64_t bytes = qdq::storage_bytes(options.quantized_type, count, layout);
           if (!out.is_none()) {
-            PlainArray oa;
-            nb::object not_taken;
-            if (!PyArray_CheckExact(out.ptr()) || !plain_array(out, &oa, &not_taken) || !PyArray_ISWRITEABLE(oa.array) ||
-                oa.type != options.quantized_type || static_cast<uint64_t>(PyArray_NBYTES(oa.array)) != bytes ||
-                PyArray_NDIM(oa.array) != static_cast<int>(xt.shape.size()) ||
-                !std::equal(PyArray_DIMS(oa.array), PyArray_DIMS(oa.array) + PyArray_NDIM(oa.array), xt.shape.begin()) ||
-                overlaps(oa, xa)) {
-              return nb::none();
-            }
-            y_storage = static_cast<uint8_t*>(PyArray_DATA(oa.array));
+            if (!plain_out(out, options.quantized_type, xt.shape, bytes, xa, &y_storage)) return nb::none();
             y = nb::borrow(out);
           } else {
             y = new_array(options.quantized_type, xt.shape, bytes, &y_storage);
@@ -645,6 +663,35 @@ void register_numpy_door(nb::module_& m) {
       },
       nb::arg("x").none(), nb::arg("dtype").none(), nb::arg("method"), nb::arg("axis").none(),
       nb::arg("block_size").none(), nb::arg("scale_dtype").none(), nb::arg("quantize"), nb::arg("out").none());
+  // DynamicQuantizeLinear-11: (y, 0-d float32 scale, 0-d uint8 zero point), or None for the general
+  // path. x may be any plain array (the C++ check names a type other than float32 either way).
+  m.def(
+      "_plain_dynamic_quantize_linear",
+      [](nb::handle x, nb::handle out) -> nb::object {
+        PlainArray xa;
+        nb::object x_holder;
+        if (!plain_array(x, &xa, &x_holder)) return nb::none();
+        const InputTensor xt = plain_input(xa);
+        uint64_t count = 1;
+        for (int64_t d : xt.shape) count *= static_cast<uint64_t>(d);
+        uint8_t* storage = nullptr;
+        nb::object y;
+        if (!out.is_none()) {
+          if (!plain_out(out, qdq::ElementType::kUint8, xt.shape, count, xa, &storage)) return nb::none();
+          y = nb::borrow(out);
+        } else {
+          y = new_array(qdq::ElementType::kUint8, xt.shape, count, &storage);
+          if (!y.is_valid()) return nb::none();
+        }
+        float scale = 0.0f;
+        uint8_t zero_point = 0;
+        run_dynamic_quantize_linear(xt, storage, &scale, &zero_point);
+        const nb::object scale_array = scalar_array(qdq::ElementType::kFloat32, &scale, sizeof scale);
+        const nb::object zero_point_array = scalar_array(qdq::ElementType::kUint8, &zero_point, sizeof zero_point);
+        if (!scale_array.is_valid() || !zero_point_array.is_valid()) throw QdqError("DynamicQuantizeLinear-11: no result arrays");
+        return nb::make_tuple(y, scale_array, zero_point_array);
+      },
+      nb::arg("x").none(), nb::arg("out").none());
   register_extended_door(m, "_plain_extended_quantize_linear", &qdq::plan_extended_quantize_linear,
                          qdq::ElementType::kUint8);
   register_extended_door(m, "_plain_extended_dequantize_linear", &qdq::plan_extended_dequantize_linear,
@@ -801,12 +848,7 @@ NB_MODULE(_qdq, m) {
         }
         float scale = 0.0f;
         uint8_t zero_point = 0;
-        qdq::Status status;
-        {
-          nb::gil_scoped_release release;
-          status = qdq::dynamic_quantize_linear(xt.view(), {qdq::ElementType::kUint8, xt.shape, storage}, &scale, &zero_point);
-        }
-        if (!status.ok()) throw QdqError(status.message());
+        run_dynamic_quantize_linear(xt, storage, &scale, &zero_point);
         return std::make_tuple(y, scale, zero_point);
       },
       nb::arg("x_code"), nb::arg("x_shape"), nb::arg("x"), nb::arg("out").none());

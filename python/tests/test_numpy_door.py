@@ -394,3 +394,25 @@ def test_toolkit_door_declines_what_the_general_path_names():
     with pytest.raises(qdq.QdqError) as through_general:
         qdq.dynamic_quantize(_general(x), np.int32)
     assert str(through_door.value) == str(through_general.value)
+
+
+def test_dynamic_quantize_linear_door_matches_general_path():
+    rng = np.random.default_rng(SEED + 8)
+    for x in ((rng.standard_normal((5, 33)) * 7).astype(np.float32), np.array(2.5, np.float32),
+              np.array([np.nan, 1.0, -3.0], np.float32)):
+        fast = _qdq._plain_dynamic_quantize_linear(x, None)
+        assert fast is not None, "the fast door declined a plain float32 array"
+        general = qdq.dynamic_quantize_linear(_general(x))
+        for got, want in zip(fast, general):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert _bytes(got) == _bytes(want)
+        out = np.empty(x.shape, np.uint8)
+        got = qdq.dynamic_quantize_linear(x, out=out)
+        assert got[0] is out and _bytes(out) == _bytes(general[0])
+    assert _qdq._plain_dynamic_quantize_linear(np.zeros(4, np.float32), np.empty(4, np.int8)) is None
+    for refused in (np.zeros(4, np.float16), np.zeros((0, 4), np.float32)):  # the C++ checks, either path
+        with pytest.raises(qdq.QdqError) as through_door:
+            qdq.dynamic_quantize_linear(refused)
+        with pytest.raises(qdq.QdqError) as through_general:
+            qdq.dynamic_quantize_linear(_general(refused))
+        assert str(through_door.value) == str(through_general.value)
