@@ -2,8 +2,10 @@
 
 Each input decodes into one call with arguments of any kind: arrays of every dtype qdq knows (and
 some it does not) with random shapes and bytes, Python ints of any size, floats, bools, strings,
-None, nested lists. A call must return an ndarray of x's shape or raise qdq.QdqError whose message
-names no private _qdq detail; any other exception is a finding (atheris saves the input).
+None, nested lists. A Q/DQ call must return an ndarray of x's shape, a toolkit call (compute_qparams,
+dynamic_quantize, dynamic_quantize_linear) its tuple of arrays (y of x's shape), or either must
+raise qdq.QdqError whose message names no private _qdq detail; any other exception is a finding
+(atheris saves the input).
 
 Run by scripts/fuzz.sh: .venv/bin/python fuzz/python_api_fuzzer.py [libFuzzer flags] CORPUS...
 """
@@ -76,8 +78,47 @@ def attribute(fdp: atheris.FuzzedDataProvider):
     return value(fdp)
 
 
+# The toolkit: (function, keyword names, whether y comes first in the result).
+TOOLKIT = [
+    (qdq.compute_qparams, ["method", "axis", "block_size", "scale_dtype"], False),
+    (qdq.dynamic_quantize, ["method", "axis", "block_size", "scale_dtype", "out"], True),
+    (qdq.dynamic_quantize_linear, ["out"], True),
+]
+METHODS = ["minmax", "symmetric", "symmetric_restricted", "mx_floor", "mx_ceil", "mx_even", "mx_rceil"]
+
+
+def toolkit_call(fdp: atheris.FuzzedDataProvider) -> None:
+    function, names, returns_y = TOOLKIT[fdp.ConsumeIntInRange(0, len(TOOLKIT) - 1)]
+    x = value(fdp)
+    x_shape = x.shape if isinstance(x, np.ndarray) else None
+    args = [x] if function is qdq.dynamic_quantize_linear else [x, attribute(fdp)]
+    kwargs = {}
+    for name in names:
+        if fdp.ConsumeIntInRange(0, 2) != 0:
+            continue
+        if name == "method" and fdp.ConsumeBool():
+            kwargs[name] = METHODS[fdp.ConsumeIntInRange(0, len(METHODS) - 1)]
+        elif name == "out":
+            kwargs[name] = value(fdp, x_shape)
+        else:
+            kwargs[name] = attribute(fdp)
+    try:
+        result = function(*args, **kwargs)
+    except qdq.QdqError as error:
+        if "_qdq" in str(error) or "incompatible function arguments" in str(error):
+            raise AssertionError(f"QdqError shows a private detail: {error}") from None
+        return
+    if not isinstance(result, tuple) or not all(r is None or isinstance(r, np.ndarray) for r in result):
+        raise AssertionError(f"{function.__name__} returned {type(result)}")
+    if returns_y and isinstance(x, np.ndarray) and result[0].shape != x.shape:
+        raise AssertionError(f"{function.__name__} returned y of shape {result[0].shape} for x of {x.shape}")
+
+
 def test_one_input(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
+    if fdp.ConsumeIntInRange(0, 3) == 0:
+        toolkit_call(fdp)
+        return
     function, names = FUNCTIONS[fdp.ConsumeIntInRange(0, len(FUNCTIONS) - 1)]
     x = value(fdp)
     x_shape = x.shape if isinstance(x, np.ndarray) else None

@@ -286,11 +286,12 @@ def _out_tensor(out: Optional[np.ndarray], shape, *inputs):
     """(type code, writable bytes) of a caller's output array, checked; None for a new array."""
     if out is None:
         return None
+    # Checked first: np.may_share_memory converts a non-array (a ragged list raises ValueError).
+    if not isinstance(out, np.ndarray):
+        raise QdqError(f"out must be a numpy array, not {type(out).__name__}")
     for name, tensor in inputs:
         if tensor is not None and np.may_share_memory(out, tensor[2]):
             raise QdqError(f"out shares memory with input '{name}'; the kernels read inputs while writing out")
-    if not isinstance(out, np.ndarray):
-        raise QdqError(f"out must be a numpy array, not {type(out).__name__}")
     if list(out.shape) != list(shape):
         raise QdqError(f"out has shape {tuple(out.shape)} but the output has x's shape {tuple(shape)}")
     if not out.flags.c_contiguous or not out.flags.writeable:
@@ -565,12 +566,13 @@ def _toolkit_call(x, dtype, method, axis, block_size, scale_dtype, quantize, out
     quantized_code = _type_attribute(dtype, "dtype")
     scale_code = _type_attribute(scale_dtype, "scale_dtype")
     method_code = _method(method)
+    block = _attribute(block_size, "block_size")  # an int, or refused by name (never truth-tested)
     if axis is None:
-        if block_size:
+        if block:
             raise QdqError("block_size is set but axis is None; blocked scales need the axis they run along")
         granularity, axis_value = _PER_TENSOR, 1
     else:
-        granularity = _BLOCKED if _attribute(block_size, "block_size") != 0 else _PER_AXIS
+        granularity = _BLOCKED if block != 0 else _PER_AXIS
         axis_value = _attribute(axis, "axis")
     xt = _tensor(x, "x")
     quantized_dtype = dtype_from_code(quantized_code)
@@ -583,7 +585,7 @@ def _toolkit_call(x, dtype, method, axis, block_size, scale_dtype, quantize, out
         method_code,
         granularity,
         axis_value,
-        _attribute(block_size, "block_size"),
+        block,
         integer,
         quantize,
         out_arg,

@@ -384,6 +384,12 @@ def test_toolkit_door_declines_what_the_general_path_names():
         assert _qdq._plain_toolkit(xx, dtype, method, axis, block, scale_dtype, out is not None, out) is None, name
     with pytest.raises(qdq.QdqError, match="block_size is set but axis is None"):
         qdq.compute_qparams(x, np.uint8, block_size=2)
+    with pytest.raises(qdq.QdqError, match="attribute 'block_size' is array"):  # found by the fuzzer
+        qdq.compute_qparams(x, np.uint8, block_size=np.array([1, 2]))
+    with pytest.raises(qdq.QdqError, match="out must be a numpy array, not list"):  # found by the fuzzer
+        qdq.dynamic_quantize_linear(x, out=[1, [2]])
+    with pytest.raises(qdq.QdqError, match="out must be a numpy array, not list"):
+        qdq.quantize_linear(x, np.float32(0.5), out=[1, [2]])
     with pytest.raises(qdq.QdqError, match="method 'max' is not one of"):
         qdq.compute_qparams(x, np.uint8, method="max")
     with pytest.raises(qdq.QdqError):
