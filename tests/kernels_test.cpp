@@ -268,6 +268,46 @@ TEST_F(KernelsOnEveryTarget, EveryFloat16AndBfloat16InputToEveryTarget) {
   }
 }
 
+// Every float16 / bfloat16 code per-axis-last with scales of x's own type, in x's own precision
+// and in the other 16-bit one: the per-element-scale path, which skips rounding what is already
+// exact in the precision (x, a scale of the precision's type). Zero points cover every code of
+// the integer types; float8 zero points are never read (the plan does not apply them).
+TEST_F(KernelsOnEveryTarget, EveryFloat16AndBfloat16InputPerAxisWithScalesOfItsType) {
+  const uint32_t seed = 4242;
+  std::mt19937 g(seed);
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (E x_type : {E::kFloat16, E::kBfloat16}) {
+      auto x = make_storage(x_type, 65536, [](uint64_t i) { return static_cast<uint32_t>(i); });
+      const Sweep sweep{{256, 256}, 1, 0, false};
+      auto scale = make_storage(x_type, 256, [&](uint64_t i) {
+        const double s = std::ldexp(1.0 + static_cast<double>(g() % 1000) / 999.0, static_cast<int>(i % 24) - 12);
+        return codec::encode_float(info(x_type), s, codec::Overflow::kInfOrNan);
+      });
+      for (E out : kQuantizedTypes) {
+        const ElementTypeInfo& o = info(out);
+        auto zp = make_storage(out, 256, [&](uint64_t) -> uint32_t {
+          return o.is_float() && o.bits == 8 ? 0u : static_cast<uint32_t>(g()) & ((1u << o.bits) - 1u);
+        });
+        for (E precision : {x_type, x_type == E::kFloat16 ? E::kBfloat16 : E::kFloat16}) {
+          const TensorView xv{x_type, sweep.shape, x.data()};
+          const std::vector<int64_t> scale_shape = {256};
+          const TensorView sv{x_type, scale_shape, scale.data()};
+          const TensorView zv{out, scale_shape, zp.data()};
+          QuantizeLinearAttributes a;
+          a.axis = 1;
+          a.precision = static_cast<int64_t>(precision);
+          a.saturate = static_cast<int64_t>(g() % 2);
+          const Result<Plan> plan = plan_quantize_linear(xv, sv, &zv, a);
+          ASSERT_TRUE(plan.ok()) << plan.status().message();
+          ASSERT_TRUE(kernels::covers(plan.value()));
+          if (!same_as_reference(plan.value(), sweep, kernels::target_name(target) + " (seed 4242)")) return;
+        }
+      }
+    }
+  }
+}
+
 TEST(KernelsThreads, LargeTensorsAreSplitAndMatchTheReference) {
   const uint32_t seed = 99;
   std::mt19937 g(seed);
