@@ -308,6 +308,68 @@ TEST_F(KernelsOnEveryTarget, EveryFloat16AndBfloat16InputPerAxisWithScalesOfItsT
   }
 }
 
+// Per-tensor plans large enough to run by table (execute/by_table.cpp): float16 and bfloat16 x
+// quantized (every code 17 times, 2^20 + 2^16 elements, so that the table is built and used by
+// several tasks) and float8, int8 and uint8 x dequantized (every code 20 times; the integers with
+// a zero point; only bfloat16 outputs run by table for them), for every output and sub-byte
+// layout, against the reference. A smaller copy of each (below the table's threshold) runs the
+// kernels directly, so the two execution strategies are compared on the same codes.
+TEST(KernelsByTable, PerTensorPlansOverFewCodesMatchTheReference) {
+  const auto by_code = [](E type, uint64_t copies) {
+    const uint64_t codes = uint64_t{1} << info(type).bits;
+    return make_storage(type, codes * copies, [codes](uint64_t i) { return static_cast<uint32_t>(i % codes); });
+  };
+  for (E x_type : {E::kFloat16, E::kBfloat16}) {
+    for (uint64_t copies : {17, 1}) {
+      auto x = by_code(x_type, copies);
+      const Sweep sweep{{static_cast<int64_t>(65536 * copies)}, 0, 0, true};
+      for (E out : kQuantizedTypes) {
+        for (SubByteLayout layout : {SubByteLayout::kPacked, SubByteLayout::kOneCodePerByte}) {
+          if (layout == SubByteLayout::kOneCodePerByte && !info(out).is_packed()) continue;
+          for (E precision : {x_type, E::kFloat32}) {
+            const uint16_t scale = static_cast<uint16_t>(x_type == E::kFloat16 ? 0x2E66 : 0x3DCD);  // about 0.1
+            const TensorView xv{x_type, sweep.shape, x.data()};
+            const TensorView sv{x_type, {}, &scale};
+            QuantizeLinearAttributes a;
+            a.output_dtype = static_cast<int64_t>(out);
+            a.precision = static_cast<int64_t>(precision);
+            const Result<Plan> planned = plan_quantize_linear(xv, sv, nullptr, a);
+            ASSERT_TRUE(planned.ok()) << planned.status().message();
+            const Plan& plan = planned.value();
+            const uint64_t bytes = storage_bytes(out, plan.element_count, layout);
+            std::vector<uint8_t> fast(bytes, 0xCD), reference(bytes, 0xCD);
+            ASSERT_TRUE(execute(plan, {out, plan.shape, fast.data(), layout}).ok());
+            ExecuteOptions options;
+            options.path = ExecutionPath::kReference;
+            ASSERT_TRUE(execute(plan, {out, plan.shape, reference.data(), layout}, options).ok());
+            ASSERT_TRUE(fast == reference) << describe(plan, sweep) << " layout " << static_cast<int>(layout);
+          }
+        }
+      }
+    }
+  }
+  for (E x_type : {E::kFloat8E4M3FN, E::kFloat8E4M3FNUZ, E::kFloat8E5M2, E::kFloat8E5M2FNUZ, E::kInt8, E::kUint8}) {
+    for (uint64_t copies : {20, 1}) {
+      auto x = by_code(x_type, copies);
+      const Sweep sweep{{static_cast<int64_t>(256 * copies)}, 0, 0, true};
+      for (E scale_type : {E::kFloat32, E::kFloat16, E::kBfloat16, E::kFloat8E8M0}) {
+        for (E out : {E::kFloat32, E::kFloat16, E::kBfloat16}) {
+          const uint32_t scale = scale_type == E::kFloat32 ? 0x3E4CCCCDu : scale_type == E::kFloat8E8M0 ? 0x84u : 0x3E4Cu;
+          const TensorView xv{x_type, sweep.shape, x.data()};
+          const TensorView sv{scale_type, {}, &scale};
+          DequantizeLinearAttributes a;
+          a.output_dtype = static_cast<int64_t>(out);
+          const uint8_t zero_point = 0x93;  // -109 or 147
+          const TensorView zv{x_type, {}, &zero_point};
+          const Result<Plan> plan = plan_dequantize_linear(xv, sv, info(x_type).is_integer() ? &zv : nullptr, a);
+          ASSERT_TRUE(plan.ok()) << plan.status().message();
+          EXPECT_TRUE(same_as_reference(plan.value(), sweep, "by table"));
+        }
+      }
+    }
+  }
+}
+
 TEST(KernelsThreads, LargeTensorsAreSplitAndMatchTheReference) {
   const uint32_t seed = 99;
   std::mt19937 g(seed);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "execute/by_table.h"
 #include "execute/execute.h"
 #include "execute/gathered.h"
 #include "execute/runs.h"
@@ -114,6 +115,7 @@ Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOption
                             " scale " + std::string(name(plan.scale.type)) + " -> " +
                             std::string(name(plan.output_type)) + " (a planner accepted what no kernel covers)");
   }
+  if (exec::execute_by_table(plan, y, options.parallel_for)) return {};
   struct Job {
     const Plan* plan;
     Layout canonical;

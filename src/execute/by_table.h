@@ -1,0 +1,13 @@
+// Per-tensor plans over an x of few codes, run as a table of the kernel's results (by_table.cpp).
+#pragma once
+
+#include "qdq/qdq.hpp"
+
+namespace qdq::exec {
+
+// Runs the plan into y by table and returns true when it qualifies (one scale and zero point,
+// float16/bfloat16 x quantized or float8 x dequantized, large enough to repay the table, y not
+// packing codes below a byte, x and y not strided); returns false, doing nothing, otherwise.
+bool execute_by_table(const Plan& plan, const MutableTensorView& y, const ParallelFor& host);
+
+}  // namespace qdq::exec
