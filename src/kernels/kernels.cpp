@@ -203,12 +203,12 @@ HWY_INLINE VF RoundToBfloat16(VF v) {
   return hn::BitCast(df, hn::ShiftLeft<16>(Bfloat16Bits(v)));
 }
 
-// A quotient of two bfloat16 values, rounded to bfloat16 for an integer output. Its NaNs (the
-// division's default NaN 0xFFC0'0000, or an operand's quieted payload) have 16 zero low bits, so
-// adding 0x7FFF + lsb never carries out of one and the NaN select above is not needed; a NaN stays
-// a NaN, which the integer clamp sends to the lowest code whatever its payload. (Float outputs may
-// encode the payload and keep RoundToBfloat16's canonical NaN.)
-HWY_INLINE VF RoundBfloat16QuotientForInteger(VF q) {
+// A quotient of two bfloat16 values rounded to bfloat16, for outputs that read no NaN payload.
+// Its NaNs (the division's default NaN 0xFFC0'0000, or an operand's quieted payload) have 16 zero
+// low bits, so adding 0x7FFF + lsb never carries out of one and RoundToBfloat16's NaN select is
+// not needed: a NaN stays a NaN with its sign, though not the canonical one. Integer outputs send
+// every NaN to the lowest code, and float8/float4/bfloat16 encodings keep only NaN-ness and sign.
+HWY_INLINE VF RoundBfloat16QuotientAnyNan(VF q) {
   const DU du;
   const VU bits = hn::BitCast(du, q);
   const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
@@ -217,15 +217,16 @@ HWY_INLINE VF RoundBfloat16QuotientForInteger(VF q) {
 }
 
 // A quotient computed in float32 from operands exact in x's own float16 or bfloat16 type, rounded
-// to that type (see QuantizeUniform's kRoundQuotient).
-template <ElementType kX, bool kIntegerOutput>
+// to that type (see QuantizeUniform's kRoundQuotient). kCanonicalNan: the output encodes a NaN's
+// payload (float16 codes), so a NaN must be the canonical one.
+template <ElementType kX, bool kCanonicalNan>
 HWY_INLINE VF RoundOwnPrecisionQuotient(VF q) {
   if constexpr (kX == ElementType::kFloat16) {
     return RoundToFloat16(q);
-  } else if constexpr (kIntegerOutput) {
-    return RoundBfloat16QuotientForInteger(q);
-  } else {
+  } else if constexpr (kCanonicalNan) {
     return RoundToBfloat16(q);
+  } else {
+    return RoundBfloat16QuotientAnyNan(q);
   }
 }
 
@@ -716,6 +717,13 @@ struct FloatOutput {
   }
 };
 
+// Whether an output's codes carry a NaN's payload (float16: narrowing keeps its leading bits);
+// every other output reads only NaN-ness and sign.
+template <class Output>
+constexpr bool kEncodesNanPayload = false;
+template <const Format& F, bool kAddsZeroPoint>
+constexpr bool kEncodesNanPayload<FloatOutput<F, kAddsZeroPoint>> = F.keeps_nan_payload;
+
 // --- Range masks (fake quantization's straight-through mask) -----------------------------------
 
 // 1 in a code lane where the quotient q (as the quantize pipeline computed it) falls inside the
@@ -1052,7 +1060,7 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   const size_t N = hn::Lanes(DF());
   auto codes_at = [&](size_t j) HWY_ATTR {
     VF q = hn::Div(XInput<kX>::Load(x + j), s);
-    if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, Output::kIsInteger>(q);
+    if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
     return Output::Codes(c, q, zp, bounds);
   };
   // The side's hot state lives in a local for the loop (see GroupStream::Cursor).
@@ -1211,7 +1219,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         if (round_scale && !scale_exact) s = RoundToPrecision(precision, s);
         VF q = hn::Div(xv, s);
         if (own_precision) {
-          q = RoundOwnPrecisionQuotient<kX, Output::kIsInteger>(q);
+          q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
         } else if (precision != Precision::kFloat32) {
           q = RoundToPrecision(precision, q);
         }
@@ -1686,7 +1694,7 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
       const VF divisor = round_scale ? RoundToPrecision(precision, s) : s;
       VF q = hn::Div(xv, divisor);
       if (own_precision) {
-        q = RoundOwnPrecisionQuotient<kX, Output::kIsInteger>(q);
+        q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
       } else if (precision != Precision::kFloat32) {
         q = RoundToPrecision(precision, q);
       }
