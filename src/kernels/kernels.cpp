@@ -230,6 +230,12 @@ HWY_INLINE VF RoundOwnPrecisionQuotient(VF q) {
   }
 }
 
+// Whether every value of `type` is exact in a float16 / bfloat16 division precision (its own type).
+constexpr bool ExactInPrecision(ElementType type, Precision precision) {
+  return (type == ElementType::kFloat16 && precision == Precision::kFloat16) ||
+         (type == ElementType::kBfloat16 && precision == Precision::kBfloat16);
+}
+
 HWY_INLINE VF RoundToPrecision(Precision precision, VF v) {
   if (precision == Precision::kFloat16) return RoundToFloat16(v);
   if (precision == Precision::kBfloat16) return RoundToBfloat16(v);
@@ -1201,17 +1207,15 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         if (tail) std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
       }
     } else {
-      // One vector: x, its scale (already in the division precision unless round_scale) and its
-      // zero point with the bounds derived from it.
       // float32 divisions, or x's own float16/bfloat16 precision (x exact in it).
-      const bool own_precision = (kX == ElementType::kFloat16 && precision == Precision::kFloat16) ||
-                                 (kX == ElementType::kBfloat16 && precision == Precision::kBfloat16);
+      const bool own_precision = ExactInPrecision(kX, precision);
       // Rounding an operand to the precision is skipped where it is already exact in it: x in its
       // own precision, a scale of the precision's type (a bfloat16 x per-axis-last Q rounded all
       // three values per vector: 27.6 ms at 16M against float32 x's 12.8).
       const bool round_x = precision != Precision::kFloat32 && !own_precision;
-      const bool scale_exact = (c.scale->type == ElementType::kFloat16 && precision == Precision::kFloat16) ||
-                               (c.scale->type == ElementType::kBfloat16 && precision == Precision::kBfloat16);
+      const bool scale_exact = ExactInPrecision(c.scale->type, precision);
+      // One vector: x, its scale (already in the division precision unless round_scale) and its
+      // zero point with the bounds derived from it.
       auto compute = [&](const XT* xp, VF s, bool round_scale, VF zp, const typename Output::Bounds& bounds,
                          Code* destination, size_t) HWY_ATTR {
         VF xv = XInput<kX>::Load(xp);
@@ -1670,12 +1674,9 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
   HWY_ALIGN uint8_t mask_block[kPadded];
   using RangeMask = std::conditional_t<Output::kIsInteger, IntegerRangeMask, FloatRangeMask>;
   // As QuantizeRun: operands already exact in the precision are not rounded again.
-  const bool own_precision = (kX == ElementType::kFloat16 && precision == Precision::kFloat16) ||
-                             (kX == ElementType::kBfloat16 && precision == Precision::kBfloat16);
+  const bool own_precision = ExactInPrecision(kX, precision);
   const bool round_x = precision != Precision::kFloat32 && !own_precision;
-  const bool round_scale = precision != Precision::kFloat32 &&
-                           !((c.scale->type == ElementType::kFloat16 && precision == Precision::kFloat16) ||
-                             (c.scale->type == ElementType::kBfloat16 && precision == Precision::kBfloat16));
+  const bool round_scale = precision != Precision::kFloat32 && !ExactInPrecision(c.scale->type, precision);
   Operands o;
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
