@@ -370,6 +370,33 @@ TEST(KernelsByTable, PerTensorPlansOverFewCodesMatchTheReference) {
   }
 }
 
+// A plan holds the caller's shape arrays only as views, read while planning: execute() must not
+// read them again (the caller may have freed or reused them; qdq.hpp). Here the per-axis scale's
+// shape array is rewritten to {1} after planning: an executor that read it would take the plan for
+// per-tensor and run it by table with the first scale for every element.
+TEST(KernelsByTable, ExecutionDoesNotReadTheCallersShapeArrays) {
+  const int64_t half = int64_t{1} << 20;
+  auto x = make_storage(E::kFloat16, static_cast<uint64_t>(2 * half),
+                        [](uint64_t i) { return static_cast<uint32_t>(i % 65536); });
+  const uint16_t scales[2] = {0x2E66, 0x4100};  // about 0.1 and 2.5
+  std::vector<int64_t> x_shape = {2, half};
+  std::vector<int64_t> scale_shape = {2};
+  QuantizeLinearAttributes a;
+  a.axis = 0;
+  const Result<Plan> planned = plan_quantize_linear({E::kFloat16, x_shape, x.data()}, {E::kFloat16, scale_shape, scales},
+                                                    nullptr, a);
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  const Plan& plan = planned.value();
+  scale_shape[0] = 1;
+  x_shape = {7, 7};
+  std::vector<uint8_t> fast(plan.element_count, 0xCD), reference(plan.element_count, 0xCD);
+  ASSERT_TRUE(execute(plan, {plan.output_type, plan.shape, fast.data()}).ok());
+  ExecuteOptions options;
+  options.path = ExecutionPath::kReference;
+  ASSERT_TRUE(execute(plan, {plan.output_type, plan.shape, reference.data()}, options).ok());
+  EXPECT_TRUE(fast == reference);
+}
+
 TEST(KernelsThreads, LargeTensorsAreSplitAndMatchTheReference) {
   const uint32_t seed = 99;
   std::mt19937 g(seed);

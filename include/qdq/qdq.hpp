@@ -6,7 +6,8 @@
 //   2. execute(plan, y) writes the output into a caller-owned buffer.
 // Tensor views are non-owning; shapes and indices count elements, never bytes (4-bit types pack
 // two elements per byte, low nibble first; 2-bit types four per byte, lowest bits first). The
-// views' data must stay alive until execute returns.
+// views' data must stay alive until execute returns; their shape arrays are read while planning
+// only (a Plan's own `shape` and `layout` hold what execution needs).
 #pragma once
 
 #include <cstdint>

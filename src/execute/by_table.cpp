@@ -22,10 +22,13 @@ namespace {
 // would be a noticeable share of the call.
 constexpr uint64_t kMinElementsPerTableEntry = 16;
 
-uint64_t count_of(std::span<const int64_t> shape) {
-  uint64_t n = 1;
-  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
-  return n;
+// One scale and one zero point for every element: no layout dimension indexes either. Read from
+// the layout, which the plan owns; the views' shapes are the caller's and may be gone by now.
+bool one_scale_and_zero_point(const Layout& layout) {
+  for (int d = 0; d < layout.rank; ++d) {
+    if (layout.scale_strides[d] != 0 || layout.zero_point_strides[d] != 0) return false;
+  }
+  return true;
 }
 
 // Bytes one output element takes in y (sub-byte types one code per byte), 0 when y packs codes
@@ -39,7 +42,7 @@ unsigned output_bytes(ElementType type, SubByteLayout layout) {
 // The number of x codes when the plan runs by table, else 0.
 uint64_t table_entries(const Plan& plan, const MutableTensorView& y) {
   if (!plan.x_strides.empty() || !plan.y_strides.empty()) return 0;
-  if (count_of(plan.scale.shape) != 1 || (plan.has_zero_point && count_of(plan.zero_point.shape) != 1)) return 0;
+  if (!one_scale_and_zero_point(plan.layout)) return 0;
   if (output_bytes(plan.output_type, y.layout) == 0) return 0;
   uint64_t entries = 0;
   const ElementTypeInfo& x = info(plan.x.type);
