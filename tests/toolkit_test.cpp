@@ -120,6 +120,45 @@ TEST_F(ToolkitTargets, ExtremesMatchAScalarLoopOnEveryTarget) {
   }
 }
 
+// Batches of whole-vector groups (16 groups at once on AVX-512, 8 on AVX2) on data without NaN or
+// infinities, which take the batched fold; then one NaN, or +inf and -inf in different groups of
+// one batch (whose summed check is NaN: the batch is reduced again group by group).
+TEST_F(ToolkitTargets, BatchedGroupExtremesMatchAScalarLoopOnEveryTarget) {
+  std::mt19937 rng(kSeed + 1);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  constexpr size_t kCount = 4096 + 37, kStart = 3;
+  std::vector<float> clean(kStart + kCount);
+  for (float& v : clean) v = normal(rng);
+  std::uniform_int_distribution<size_t> position(kStart, kStart + kCount - 1);
+  struct Case {
+    const char* name;
+    std::vector<float> values;
+  };
+  std::vector<Case> cases = {{"clean", clean}, {"one NaN", clean}, {"+inf and -inf apart", clean}};
+  cases[1].values[position(rng)] = std::numeric_limits<float>::quiet_NaN();
+  cases[2].values[kStart + 40] = std::numeric_limits<float>::infinity();
+  cases[2].values[kStart + 300] = -std::numeric_limits<float>::infinity();
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (const Case& c : cases) {
+      for (size_t group : {size_t{16}, size_t{32}, size_t{64}, size_t{128}}) {
+        const size_t groups = (kCount + group - 1) / group;
+        std::vector<float> mins(groups), maxs(groups);
+        std::vector<uint8_t> nans(groups);
+        kernels::reduce_groups(ElementType::kFloat32, c.values.data(), kStart, kCount, group,
+                               {mins.data(), maxs.data(), nans.data()});
+        for (size_t g = 0; g < groups; ++g) {
+          const size_t first = kStart + g * group;
+          expect_same(kernels::Extremes{mins[g], maxs[g], nans[g] != 0},
+                      scalar_extremes(c.values.data() + first, std::min(group, kStart + kCount - first)),
+                      kernels::target_name(target) + " " + c.name + " group of " + std::to_string(group) + " #" +
+                          std::to_string(g));
+        }
+      }
+    }
+  }
+}
+
 // Group extremes as the reductions give them (min <= max; a NaN group's range holds 0; an empty
 // group +inf / -inf), from every edge of the finish and from random ranges of every magnitude.
 struct ExtremesSample {

@@ -185,16 +185,25 @@ void ReduceOneGroup(const void* x, uint64_t start, uint64_t count, const GroupEx
   out.nan[g] = e.nan ? 1 : 0;
 }
 
-#if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES <= 32
-// Horizontal folds of 4 (128-bit vectors) or 8 (256-bit) vectors at once, one per group: lane j of
-// the result is `op` over the lanes of v[j]. Adjacent lanes of vector pairs first, then lane pairs
-// within 128-bit blocks, then (8 lanes) the two blocks: 2 + 1 (+ 1) shuffles and one op per step
-// where MinOfLanes would take 3 shuffles and 3 ops per group.
+// Targets with a batched fold of one group per lane (FoldEach): fixed vectors of 4, 8 or (x86's
+// AVX-512) 16 float32 lanes. (Defined again for each target: this file is included once per target.)
+#undef QDQ_HAVE_FOLD_EACH
+#if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR && (HWY_MAX_BYTES <= 32 || (HWY_ARCH_X86 && HWY_MAX_BYTES == 64))
+#define QDQ_HAVE_FOLD_EACH 1
+#else
+#define QDQ_HAVE_FOLD_EACH 0
+#endif
+
+#if QDQ_HAVE_FOLD_EACH
+// Horizontal folds of N vectors at once (N = 4, 8 or 16 lanes), one per group: lane j of the
+// result is `op` over the lanes of v[j]. Adjacent lanes of vector pairs first, then lane pairs
+// within 128-bit blocks, then the blocks: each step halves the vectors with one op and two
+// shuffles, where MinOfLanes would take 3 to 4 shuffles and as many ops per group.
 template <class D, class Op>
 HWY_INLINE hn::Vec<D> FoldEach(D d, const hn::Vec<D>* v, Op op) {
   const size_t N = hn::Lanes(d);
   const hn::Repartition<uint64_t, D> d64;
-  hn::Vec<D> pairs[4], quads[2];
+  hn::Vec<D> pairs[8], quads[4];
   for (size_t j = 0; j < N / 2; ++j) {  // [v0 v1 v0 v1 | ...] lanes: op of lanes k and k + 2
     pairs[j] = op(hn::InterleaveLower(d, v[2 * j], v[2 * j + 1]), hn::InterleaveUpper(d, v[2 * j], v[2 * j + 1]));
   }
@@ -203,7 +212,20 @@ HWY_INLINE hn::Vec<D> FoldEach(D d, const hn::Vec<D>* v, Op op) {
     quads[j] = op(hn::BitCast(d, hn::InterleaveLower(d64, a, b)), hn::BitCast(d, hn::InterleaveUpper(d64, a, b)));
   }
   if (N == 4) return quads[0];
-  return op(hn::ConcatLowerLower(d, quads[1], quads[0]), hn::ConcatUpperUpper(d, quads[1], quads[0]));
+  if (N == 8) return op(hn::ConcatLowerLower(d, quads[1], quads[0]), hn::ConcatUpperUpper(d, quads[1], quads[0]));
+#if HWY_ARCH_X86 && HWY_MAX_BYTES == 64
+  // 16 lanes: quads[j] holds groups 4j..4j+3 in each of its four blocks. Halves first: e01's
+  // blocks are [q0.b0 op q0.b2, q0.b1 op q0.b3, q1.b0 op q1.b2, q1.b1 op q1.b3] (A0 B0 A1 B1).
+  const auto e01 = op(hn::ConcatLowerLower(d, quads[1], quads[0]), hn::ConcatUpperUpper(d, quads[1], quads[0]));
+  const auto e23 = op(hn::ConcatLowerLower(d, quads[3], quads[2]), hn::ConcatUpperUpper(d, quads[3], quads[2]));
+  // Even blocks (A0 A1 A2 A3) op odd blocks (B0 B1 B2 B3): vshuff32x4 picks two blocks of each
+  // operand, imm8 fields 2 bits per block (0b10'00'10'00: blocks 0 and 2; 0b11'01'11'01: 1 and 3).
+  const hn::Vec<D> even{_mm512_shuffle_f32x4(e01.raw, e23.raw, 0b10'00'10'00)};
+  const hn::Vec<D> odd{_mm512_shuffle_f32x4(e01.raw, e23.raw, 0b11'01'11'01)};
+  return op(even, odd);
+#else
+  return quads[0];  // unreachable: N is 4 or 8 here
+#endif
 }
 
 // N consecutive groups of whole vectors from `start`: their extremes to out's arrays at g.
@@ -211,18 +233,22 @@ template <ElementType kX>
 HWY_INLINE void ReduceGroupBatch(const void* x, uint64_t start, uint64_t group, const GroupExtremes& out, uint64_t g) {
   const DF df;
   const size_t N = hn::Lanes(df);
-  VF lo[8], hi[8], check[8];
+  VF lo[16], hi[16];
+  // The checks of all N groups summed lane-wise, not folded per group: a NaN anywhere makes the
+  // sum NaN, and the batch is then reduced again group by group (so is one whose sums meet
+  // +inf and -inf across groups). Folding only lo and hi saves a third of the shuffles, which
+  // all go to one port on x86.
+  VF check = hn::Zero(df);
   for (size_t j = 0; j < N; ++j) {
     const QuickAccumulator a = AccumulateVectors<kX, QuickAccumulator>(x, start + j * group, group);
     lo[j] = a.lo;
     hi[j] = a.hi;
-    check[j] = a.check;
+    check = hn::Add(check, a.check);
   }
   hn::StoreU(FoldEach(df, lo, [](VF a, VF b) { return hn::Min(a, b); }), df, out.min + g);
   hn::StoreU(FoldEach(df, hi, [](VF a, VF b) { return hn::Max(a, b); }), df, out.max + g);
-  const auto suspect = hn::IsNaN(FoldEach(df, check, [](VF a, VF b) { return hn::Add(a, b); }));
   std::memset(out.nan + g, 0, N);
-  if (hn::AllFalse(df, suspect)) return;
+  if (hn::AllFalse(df, hn::IsNaN(check))) return;
   for (size_t j = 0; j < N; ++j) ReduceOneGroup<kX>(x, start + j * group, group, out, g + j);
 }
 #endif
@@ -288,17 +314,18 @@ class GroupStream {
     const DF df;
     const size_t N = hn::Lanes(df);
     bool suspect = false;
-#if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES <= 32
-    if (batch_ == N && (N == 4 || N == 8)) {
-      VF lo[8], hi[8], check[8];
+#if QDQ_HAVE_FOLD_EACH
+    if (batch_ == N) {
+      VF lo[16], hi[16];
+      VF check = hn::Zero(df);  // summed across the groups, as in ReduceGroupBatch
       for (size_t j = 0; j < N; ++j) {
         lo[j] = hn::Load(df, lo_ + j * N);
         hi[j] = hn::Load(df, hi_ + j * N);
-        check[j] = hn::Load(df, check_ + j * N);
+        check = hn::Add(check, hn::Load(df, check_ + j * N));
       }
       hn::StoreU(FoldEach(df, lo, [](VF a, VF b) { return hn::Min(a, b); }), df, out_.min + group_index_);
       hn::StoreU(FoldEach(df, hi, [](VF a, VF b) { return hn::Max(a, b); }), df, out_.max + group_index_);
-      suspect = !hn::AllFalse(df, hn::IsNaN(FoldEach(df, check, [](VF a, VF b) { return hn::Add(a, b); })));
+      suspect = !hn::AllFalse(df, hn::IsNaN(check));
       std::memset(out_.nan + group_index_, 0, N);
     } else
 #endif

@@ -32,11 +32,11 @@ void ReduceExtremes(ElementType x_type, const void* x, uint64_t index, uint64_t 
 template <ElementType kX>
 void ReduceGroupsTyped(const void* x, uint64_t index, uint64_t count, uint64_t group, const GroupExtremes& out) {
   uint64_t begin = 0, g = 0;
-#if !HWY_HAVE_SCALABLE && HWY_TARGET != HWY_SCALAR && HWY_MAX_BYTES <= 32
-  // Groups of whole vectors (32 and 128 elements) on 128- and 256-bit targets: N groups' folds
-  // together.
+#if QDQ_HAVE_FOLD_EACH
+  // Groups of whole vectors (32 and 128 elements) on 128-, 256- and 512-bit targets: N groups'
+  // folds together.
   const size_t N = hn::Lanes(DF());
-  if (group % N == 0 && (N == 4 || N == 8)) {
+  if (group % N == 0) {
     for (; begin + N * group <= count; begin += N * group, g += N) ReduceGroupBatch<kX>(x, index + begin, group, out, g);
   }
 #endif
