@@ -4,6 +4,7 @@
 // float16/bfloat16 input; threads (default pool and a host parallel-for).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -187,6 +188,75 @@ TEST_F(KernelsOnEveryTarget, QuantizeMatchesTheReference) {
             ASSERT_TRUE(kernels::covers(plan.value())) << describe(plan.value(), sweep);
             if (!same_as_reference(plan.value(), sweep, target_text)) return;
           }
+        }
+      }
+    }
+  }
+}
+
+// Quotients at and beside every half-integer of the integer types' ranges: where x / s is a tie
+// or within a few ulps of one, RN(x * RN(1/s)) may round to the other side, so the kernels that
+// multiply by the reciprocal (AVX-512, uniform scales) must detect these lanes and divide. x is
+// (k + 1/2) * s rounded to float32 and its neighbours up to 4 ulps away, for every k from below
+// the range to above it, with scales of random significands (and ones whose reciprocal is
+// subnormal or infinite, which always divide), per-tensor and blocked, with random zero points.
+TEST_F(KernelsOnEveryTarget, QuantizeQuotientsNearHalfIntegersMatchTheReference) {
+  const uint32_t seed = 20261124;
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> significand(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-30, 30);
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    const std::string target_text = kernels::target_name(target) + " (seed " + std::to_string(seed) + ")";
+    for (E out : {E::kInt8, E::kUint8, E::kInt16, E::kUint16, E::kInt4, E::kUint4, E::kInt2, E::kUint2}) {
+      const ElementTypeInfo& o = info(out);
+      const int64_t span = int64_t{1} << o.bits;
+      // k covers [lowest - zp - 2, max - zp + 2] for every zero point: all of it for types of <= 8
+      // bits; for 16 bits the 300 nearest each end and 0, and every 97th between.
+      std::vector<int64_t> ks;
+      for (int64_t k = -span - 2; k <= span + 2; ++k) {
+        const bool near_edge = std::min({k + span + 2, span + 2 - k, k < 0 ? -k : k}) <= 300;
+        if (span <= 256 || near_edge || k % 97 == 0) ks.push_back(k);
+      }
+      for (float scale : {0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 1e-39f, 3e38f}) {
+        if (scale == 0.0f) scale = std::ldexp(significand(g), exponent(g));
+        std::vector<float> x;
+        for (int64_t k : ks) {
+          const float tie = static_cast<float>((static_cast<double>(k) + 0.5) * scale);
+          float below = tie, above = tie;
+          x.push_back(tie);
+          for (int step = 0; step < 4; ++step) {
+            below = std::nextafter(below, -std::numeric_limits<float>::infinity());
+            above = std::nextafter(above, std::numeric_limits<float>::infinity());
+            x.push_back(below);
+            x.push_back(above);
+          }
+          x.push_back(static_cast<float>(static_cast<double>(k) * scale));
+        }
+        for (float special : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(), 3e38f, -3e38f, 1e-42f, -0.0f}) {
+          x.push_back(special);
+        }
+        while (x.size() % 32 != 0) x.push_back(0.25f * scale);
+        const int64_t n = static_cast<int64_t>(x.size());
+        for (int64_t block : {int64_t{0}, int64_t{32}}) {
+          const Sweep sweep{block == 0 ? std::vector<int64_t>{n} : std::vector<int64_t>{n / 32, 32}, block == 0 ? 0 : 1,
+                            block, block == 0};
+          const std::vector<int64_t> scale_shape = scale_shape_of(sweep);
+          const uint64_t scale_count = count_of(scale_shape);
+          auto scales = make_storage(E::kFloat32, scale_count, [&](uint64_t) { return std::bit_cast<uint32_t>(scale); });
+          auto zp = make_storage(out, scale_count, [&](uint64_t) -> uint32_t {
+            return static_cast<uint32_t>(g()) & ((1u << o.bits) - 1u);
+          });
+          const TensorView xv{E::kFloat32, sweep.shape, x.data()};
+          const TensorView sv{E::kFloat32, scale_shape, scales.data()};
+          const TensorView zv{out, scale_shape, zp.data()};
+          QuantizeLinearAttributes a;
+          a.axis = sweep.axis;
+          a.block_size = block;
+          const Result<Plan> plan = plan_quantize_linear(xv, sv, &zv, a);
+          ASSERT_TRUE(plan.ok()) << plan.status().message();
+          if (!same_as_reference(plan.value(), sweep, target_text + " scale " + std::to_string(scale))) return;
         }
       }
     }

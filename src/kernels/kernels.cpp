@@ -682,6 +682,26 @@ struct IntegerOutput {
     const DI di;
     return hn::Sub(hn::BitCast(di, hn::Add(Clamped(q, b), hn::Set(df, kMagic))), b.bias);
   }
+  // Codes of x / s computed as x * r, r = RN(1 / s) a normal float32, exact where it is safe and
+  // through the division where it might not be (the proof is in docs/semantics.md, "Division by
+  // multiplication where it is provably the same"): q0 = RN(x * r) lies within 2^-22 |q0| of
+  // Q = RN(x / s), so where the clamped q0 is further than that from every half-integer, Q clamps
+  // and rounds to the same integer. The test |t| + 2^-22 |q0| < 0.5, t = q0 - round(q0) (exact),
+  // is evaluated with one FMA, whose rounding can only turn a true "less" into "not less" (0.5 is
+  // a float): such lanes take the division. Out of range, q0 clamps to a bound b and Q to within
+  // 2^-22 |b| < 0.5 of it (|b| <= 2^17 for these types). NaN x: both clamp to lo (maxps).
+  static HWY_INLINE VI CodesByReciprocal(VF x, VF s, VF r, const Bounds& b) {
+    const DF df;
+    const DI di;
+    const VF magic = hn::Set(df, kMagic);
+    const VF clamped = Clamped(hn::Mul(x, r), b);
+    const VF shifted = hn::Add(clamped, magic);  // round_half_even(clamped) + 1.5 * 2^23
+    const VF t = hn::Sub(clamped, hn::Sub(shifted, magic));
+    const auto safe = hn::Lt(hn::MulAdd(hn::Abs(clamped), hn::Set(df, 0x1p-22f), hn::Abs(t)), hn::Set(df, 0.5f));
+    if (HWY_LIKELY(hn::AllTrue(df, safe))) return hn::Sub(hn::BitCast(di, shifted), b.bias);
+    const VF divided = hn::Add(Clamped(hn::Div(x, s), b), magic);
+    return hn::Sub(hn::BitCast(di, hn::IfThenElse(safe, shifted, divided)), b.bias);
+  }
   // The code minus its zero point as a float32 value, which is what DequantizeLinear reads back
   // from it (f32(code - zp), exact for these integers): round_half_even of the clamped quotient,
   // by the same 1.5 * 2^23 addition, subtracted again. A zero comes out +0, as code - zp does.
@@ -1059,15 +1079,21 @@ struct SideCursor<kX, true> {
 // in it and only the quotient is rounded to it after the float32 division (24 bits hold two
 // 11- or 8-bit significands and two guard bits, so that double rounding is exact).
 // side: dynamic quantization's reduction of the next stretch, one vector of it per vector here.
-template <class Output, ElementType kX, typename Code, bool kRoundQuotient = false>
-HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, VF s, VF zp,
+// kByReciprocal: r is RN(1 / s), a normal float32, and the codes come from IntegerOutput::
+// CodesByReciprocal (bit for bit the division's).
+template <class Output, ElementType kX, typename Code, bool kRoundQuotient = false, bool kByReciprocal = false>
+HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, VF s, VF r, VF zp,
                                 const typename Output::Bounds& bounds, VI byte_mask, Code* out,
                                 SideStream<kX>* side) {
   const size_t N = hn::Lanes(DF());
   auto codes_at = [&](size_t j) HWY_ATTR {
-    VF q = hn::Div(XInput<kX>::Load(x + j), s);
-    if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
-    return Output::Codes(c, q, zp, bounds);
+    if constexpr (kByReciprocal) {
+      return Output::CodesByReciprocal(XInput<kX>::Load(x + j), s, r, bounds);
+    } else {
+      VF q = hn::Div(XInput<kX>::Load(x + j), s);
+      if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+      return Output::Codes(c, q, zp, bounds);
+    }
   };
   // The side's hot state lives in a local for the loop (see GroupStream::Cursor).
   typename SideCursor<kX>::type cursor{};
@@ -1102,26 +1128,50 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   }
 }
 
+// Uniform float32 quantization to the <= 16-bit integers by multiplication with the scale's
+// reciprocal and a tie check (IntegerOutput::CodesByReciprocal), on AVX-512 targets only: there
+// a 512-bit division takes about twice the multiply-and-check (64K float32 -> int8 in cache, one
+// Xeon core: 14.0 against 11.7 us raw), where on Zen 1's AVX2 the check cost more than the
+// division saved (37.8 against 31.3 us; docs/performance.md, session 7).
+template <class Output>
+constexpr bool kQuantizesByReciprocal = false;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+template <int kBits, bool kSigned>
+constexpr bool kQuantizesByReciprocal<IntegerOutput<kBits, kSigned>> = kBits <= 16;
+#endif
+
 // Elements of block b of a stretch: the block's own scale and zero point when per_block, else the
 // constants. (A function, not a lambda: GCC does not inline the lambda and pays a call per block.)
 template <class Output, ElementType kX, typename Code>
 HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b, const typename XInput<kX>::T* from,
-                                size_t count, VF scale_constant, VF zp_constant,
+                                size_t count, VF zp_constant,
                                 const typename Output::Bounds& bounds_constant, VI byte_mask, Code* to,
                                 SideStream<kX>* side) {
   const DF df;
   const VF zp = o.per_block && c.zero_point != nullptr ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
   const typename Output::Bounds bounds =
       o.per_block && c.zero_point != nullptr ? Output::MakeBounds(zp) : bounds_constant;
-  const VF s = o.per_block ? hn::Set(df, o.scale.block[b]) : scale_constant;
+  const float scale = o.per_block ? o.scale.block[b] : o.scale.constant;
+  const VF s = hn::Set(df, scale);
   if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
     if (c.precision != Precision::kFloat32) {  // x's own type (see QuantizeUniformBlock)
-      QuantizeUniform<Output, kX, Code, true>(c, from, count, RoundToPrecision(c.precision, s), zp, bounds, byte_mask, to,
-                                              side);
+      QuantizeUniform<Output, kX, Code, true>(c, from, count, RoundToPrecision(c.precision, s), s, zp, bounds, byte_mask,
+                                              to, side);
       return;
     }
   }
-  QuantizeUniform<Output, kX>(c, from, count, s, zp, bounds, byte_mask, to, side);
+  if constexpr (kQuantizesByReciprocal<Output>) {
+    // One scale for the whole stretch (per-tensor, or a per-axis run): by its reciprocal. Not per
+    // block: blocks of 32 ran slower that way (int8 blocked-32 Q, 64K: 18.3 against 15.2 us).
+    if (!o.per_block) {
+      const float r = 1.0f / scale;
+      if (std::isnormal(r)) {
+        QuantizeUniform<Output, kX, Code, false, true>(c, from, count, s, hn::Set(df, r), zp, bounds, byte_mask, to, side);
+        return;
+      }
+    }
+  }
+  QuantizeUniform<Output, kX>(c, from, count, s, s, zp, bounds, byte_mask, to, side);
 }
 
 // One block of a run whose scale and zero point are constant (per-tensor) or one per whole-vector
@@ -1134,19 +1184,17 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
   const DF df;
   const size_t N = hn::Lanes(df);
   const size_t whole = k - k % N;
-  const VF scale_constant = hn::Set(df, o.scale.constant);
+  HWY_ALIGN typename XInput<kX>::T x_tail[64];
+  HWY_ALIGN Code out_tail[64];
   // always_inline: GCC otherwise makes the visitor a call per stretch, a stack frame for every
   // block of 32 elements (plain int4 blocked-32 Q, 64K in cache: 65 instead of 57 us).
   const auto visit = [&](uint64_t block, size_t i, size_t count) HWY_ATTR __attribute__((always_inline)) {
-    QuantizeStretch<Output, kX>(c, o, block, x + i, count, scale_constant, zp_constant, bounds_constant, byte_mask, out + i,
-                                side);
+    QuantizeStretch<Output, kX>(c, o, block, x + i, count, zp_constant, bounds_constant, byte_mask, out + i, side);
   };
   const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, visit);
   if (whole < k) {
-    HWY_ALIGN typename XInput<kX>::T x_tail[64];
-    HWY_ALIGN Code out_tail[64];
-    QuantizeStretch<Output, kX>(c, o, b, StageTail(x, whole, k, x_tail), N, scale_constant, zp_constant, bounds_constant,
-                                byte_mask, out_tail, side);
+    QuantizeStretch<Output, kX>(c, o, b, StageTail(x, whole, k, x_tail), N, zp_constant, bounds_constant, byte_mask,
+                                out_tail, side);
     std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
   }
 }
