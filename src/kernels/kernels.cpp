@@ -1184,8 +1184,6 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
   const DF df;
   const size_t N = hn::Lanes(df);
   const size_t whole = k - k % N;
-  HWY_ALIGN typename XInput<kX>::T x_tail[64];
-  HWY_ALIGN Code out_tail[64];
   // always_inline: GCC otherwise makes the visitor a call per stretch, a stack frame for every
   // block of 32 elements (plain int4 blocked-32 Q, 64K in cache: 65 instead of 57 us).
   const auto visit = [&](uint64_t block, size_t i, size_t count) HWY_ATTR __attribute__((always_inline)) {
@@ -1193,6 +1191,8 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
   };
   const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, visit);
   if (whole < k) {
+    HWY_ALIGN typename XInput<kX>::T x_tail[64];
+    HWY_ALIGN Code out_tail[64];
     QuantizeStretch<Output, kX>(c, o, b, StageTail(x, whole, k, x_tail), N, zp_constant, bounds_constant, byte_mask,
                                 out_tail, side);
     std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
