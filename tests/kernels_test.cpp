@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "qdq/fake_quant.hpp"
 #include "qdq/qdq.hpp"
 #include "types/codec.h"
 
@@ -542,6 +543,121 @@ TEST(KernelsStreaming, LargeOutputsMatchTheReference) {
                                                      {E::kFloat32, dq_scale_shape, dq_scale.data()}, nullptr, a);
     ASSERT_TRUE(plan.ok());
     EXPECT_TRUE(same_as_reference(plan.value(), {dq_shape, 1, 0, false}, "int8 -> float32 per-axis (seed 4242)"));
+  }
+}
+
+// A streamed output is written by whole cache lines; the partial lines where one block ends and
+// the next begins are carried between them, and the lines a task shares with its neighbours are
+// written with ordinary stores. So the output's offset within a 64-byte line and the thread count
+// (which moves the task boundaries) are what can break it: every combination must give the
+// reference's bytes, with the guard bytes on both sides of y untouched.
+TEST(KernelsStreaming, EveryOffsetInALineAndEveryTaskSplit) {
+  const uint32_t seed = 515;
+  std::mt19937 g(seed);
+  static constexpr size_t kGuard = 128;
+  static constexpr uint8_t kGuardByte = 0xA5;
+  // Runs the plan with y at `offset` bytes past a 64-byte boundary and checks it against `expected`.
+  auto check_at = [&](const Plan& plan, const std::vector<uint8_t>& expected, size_t offset, int threads,
+                      const std::string& what) {
+    std::vector<uint8_t> buffer(expected.size() + 2 * kGuard + 64, kGuardByte);
+    const size_t start = (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64 + kGuard + offset;
+    set_num_threads(threads);
+    ASSERT_TRUE(execute(plan, {plan.output_type, plan.shape, buffer.data() + start}).ok());
+    set_num_threads(0);
+    const std::string where = what + ", y " + std::to_string(offset) + " bytes into a line, " +
+                              std::to_string(threads) + " threads (seed 515)";
+    EXPECT_EQ(std::memcmp(buffer.data() + start, expected.data(), expected.size()), 0) << where;
+    EXPECT_TRUE(std::all_of(buffer.begin(), buffer.begin() + static_cast<ptrdiff_t>(start),
+                            [&](uint8_t b) { return b == kGuardByte; }))
+        << where << ": a byte before y was written";
+    EXPECT_TRUE(std::all_of(buffer.begin() + static_cast<ptrdiff_t>(start + expected.size()), buffer.end(),
+                            [&](uint8_t b) { return b == kGuardByte; }))
+        << where << ": a byte past y was written";
+  };
+  auto reference_bytes = [](const Plan& plan) {
+    std::vector<uint8_t> bytes(storage_bytes(plan.output_type, plan.element_count));
+    ExecuteOptions options;
+    options.path = ExecutionPath::kReference;
+    EXPECT_TRUE(execute(plan, {plan.output_type, plan.shape, bytes.data()}, options).ok());
+    return bytes;
+  };
+  {  // Per-tensor Q to int16: one run per task. 16.8 MB of output.
+    const std::vector<int64_t> shape = {8'400'001};
+    const float scale_value = 0.013f;
+    auto x = make_storage(E::kFloat32, count_of(shape), [&](uint64_t) { return interesting_float_code(g, scale_value); });
+    auto scale = make_storage(E::kFloat32, 1, [&](uint64_t) { return std::bit_cast<uint32_t>(scale_value); });
+    QuantizeLinearAttributes a;
+    a.output_dtype = static_cast<int64_t>(E::kInt16);
+    const Result<Plan> plan = plan_quantize_linear({E::kFloat32, shape, x.data()}, {E::kFloat32, {}, scale.data()},
+                                                   nullptr, a);
+    ASSERT_TRUE(plan.ok());
+    const std::vector<uint8_t> expected = reference_bytes(plan.value());
+    for (size_t offset : {0, 2, 16, 34, 62}) {
+      for (int threads : {1, 2, 3}) check_at(plan.value(), expected, offset, threads, "Q float32 -> int16 per-tensor");
+    }
+  }
+  {  // DQ uint8 -> float32 per-axis on the first axis: rows of 1023 elements, a run each. 16.8 MB.
+    const std::vector<int64_t> shape = {4100, 1023};
+    const std::vector<int64_t> scale_shape = {shape[0]};
+    auto x = make_storage(E::kUint8, count_of(shape), [&](uint64_t) { return static_cast<uint32_t>(g() & 0xFF); });
+    auto scale = make_storage(E::kFloat32, scale_shape[0], [&](uint64_t) {
+      return std::bit_cast<uint32_t>(0.01f + static_cast<float>(g() % 1000) / 997.0f);
+    });
+    DequantizeLinearAttributes a;
+    a.axis = 0;
+    const Result<Plan> plan =
+        plan_dequantize_linear({E::kUint8, shape, x.data()}, {E::kFloat32, scale_shape, scale.data()}, nullptr, a);
+    ASSERT_TRUE(plan.ok());
+    const std::vector<uint8_t> expected = reference_bytes(plan.value());
+    for (size_t offset : {0, 4, 20, 60}) {
+      for (int threads : {1, 2, 3}) check_at(plan.value(), expected, offset, threads, "DQ uint8 -> float32 per-axis");
+    }
+  }
+  {  // Fake-quant with its mask: two streams per task, y and the mask at different offsets.
+    const std::vector<int64_t> shape = {4'200'007};
+    const float scale_value = 0.021f;
+    auto x = make_storage(E::kFloat32, count_of(shape), [&](uint64_t) { return interesting_float_code(g, scale_value); });
+    auto scale = make_storage(E::kFloat32, 1, [&](uint64_t) { return std::bit_cast<uint32_t>(scale_value); });
+    QuantizeDequantizeAttributes a;
+    a.quantized_dtype = static_cast<int64_t>(E::kInt8);
+    const Result<QuantizeDequantizePlan> plan =
+        plan_quantize_dequantize_linear({E::kFloat32, shape, x.data()}, {E::kFloat32, {}, scale.data()}, nullptr, a);
+    ASSERT_TRUE(plan.ok());
+    const uint64_t n = plan->element_count;
+    std::vector<uint8_t> expected_y(n * 4);
+    ExecuteOptions reference;
+    reference.path = ExecutionPath::kReference;
+    ASSERT_TRUE(execute(plan.value(), {E::kFloat32, shape, expected_y.data()}, nullptr, reference).ok());
+    // The mask's oracle: 1 exactly where the code does not sit on a clamp bound that x passed
+    // (inside the range) -- computed here from x / scale rounded half to even.
+    std::vector<uint8_t> expected_mask(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      const float q = std::nearbyint(std::bit_cast<float>(codec::load_code(x.data(), info(E::kFloat32), i)) / scale_value);
+      expected_mask[i] = q >= -128.0f && q <= 127.0f ? 1 : 0;
+    }
+    for (size_t offset : {0, 4, 52}) {
+      for (int threads : {1, 2, 3}) {
+        std::vector<uint8_t> y(n * 4 + 2 * kGuard + 64, kGuardByte), mask(n + 2 * kGuard + 64, kGuardByte);
+        const size_t y_start = (64 - reinterpret_cast<uintptr_t>(y.data()) % 64) % 64 + kGuard + offset;
+        const size_t mask_start = (64 - reinterpret_cast<uintptr_t>(mask.data()) % 64) % 64 + kGuard + offset / 4 + 1;
+        set_num_threads(threads);
+        const MutableTensorView mask_view{E::kUint8, shape, mask.data() + mask_start};
+        ASSERT_TRUE(execute(plan.value(), {E::kFloat32, shape, y.data() + y_start}, &mask_view).ok());
+        set_num_threads(0);
+        const std::string where = "fake-quant int8, y " + std::to_string(offset) + " and mask " +
+                                  std::to_string(offset / 4 + 1) + " bytes into a line, " + std::to_string(threads) +
+                                  " threads (seed 515)";
+        EXPECT_EQ(std::memcmp(y.data() + y_start, expected_y.data(), expected_y.size()), 0) << where;
+        EXPECT_EQ(std::memcmp(mask.data() + mask_start, expected_mask.data(), n), 0) << where << ": mask";
+        EXPECT_EQ(std::count(y.begin(), y.end(), kGuardByte) -
+                      std::count(y.begin() + static_cast<ptrdiff_t>(y_start),
+                                 y.begin() + static_cast<ptrdiff_t>(y_start + n * 4), kGuardByte),
+                  static_cast<ptrdiff_t>(y.size() - n * 4))
+            << where << ": a byte outside y was written";
+        EXPECT_EQ(std::count(mask.begin(), mask.end(), kGuardByte), static_cast<ptrdiff_t>(mask.size() - n))
+            << where << ": a byte outside the mask was written";
+      }
+    }
   }
 }
 
