@@ -341,7 +341,8 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kFloat4E2M1, ScaleMethod::kMxRceil, G::kBlocked, -1, 32, {8, 320}, E::kFloat8E8M0},
       {E::kFloat8E5M2, ScaleMethod::kSymmetric, G::kPerAxis, 0, 0, {17, 50}, E::kBfloat16},
       // Groups of 64+ elements in tasks of several chunks: each chunk after a task's first is reduced
-      // beside the previous one's quantization (RangeBuffers::side_reduction); NaN and infinities
+      // beside the previous one's quantization (RangeBuffers::side_reduction) on the targets where
+      // kernels::side_reduction_pays (those under 512 bits); NaN and infinities
       // send some batches of groups through the re-check.
       {E::kInt8, ScaleMethod::kSymmetric, G::kBlocked, -1, 128, {64, 4096}, E::kFloat32, E::kFloat32, 5000},
       {E::kUint4, ScaleMethod::kMinMax, G::kBlocked, -1, 64, {48, 2048}, E::kFloat32, E::kFloat16, 3000},

@@ -718,10 +718,12 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   };
   // The next chunk's reduction rides along with this chunk's quantization when the groups are
   // whole and of whole vectors (the divider bounds the quantization; the reduction then costs
-  // little more than its loads). Not for groups under 64 elements: there the quantizer's own
-  // per-group work already fills the issue slots the divider leaves (measured on Zen 1: blocks of
-  // 32 ran slower this way, 111 against 94 us for 64K int4 elements on one thread).
-  const bool ahead = group_elements % 16 == 0 && group_elements >= 64 && g.row % group_elements == 0;
+  // little more than its loads), on targets where that pays (kernels::side_reduction_pays: not
+  // the 512-bit ones). Not for groups under 64 elements: there the quantizer's own per-group work
+  // already fills the issue slots the divider leaves (measured on Zen 1: blocks of 32 ran slower
+  // this way, 111 against 94 us for 64K int4 elements on one thread).
+  const bool ahead = group_elements % 16 == 0 && group_elements >= 64 && g.row % group_elements == 0 &&
+                     kernels::side_reduction_pays();
   for_each_chunk(x, g, execution.parallel_for, zero_points_per_byte(zero_point), ahead, finish_and_quantize_chunk);
   return {};
 }
