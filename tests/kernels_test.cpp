@@ -258,6 +258,23 @@ TEST_F(KernelsOnEveryTarget, QuantizeQuotientsNearHalfIntegersMatchTheReference)
           const Result<Plan> plan = plan_quantize_linear(xv, sv, &zv, a);
           ASSERT_TRUE(plan.ok()) << plan.status().message();
           if (!same_as_reference(plan.value(), sweep, target_text + " scale " + std::to_string(scale))) return;
+          // The fused fake-quant takes the same quotients (by the reciprocal where Q does): its y
+          // against Q then DQ composed by the scalar reference.
+          QuantizeDequantizeAttributes fq;
+          fq.axis = sweep.axis;
+          fq.block_size = block;
+          const Result<QuantizeDequantizePlan> fused = plan_quantize_dequantize_linear(xv, sv, &zv, fq);
+          ASSERT_TRUE(fused.ok()) << fused.status().message();
+          std::vector<float> y_fused(x.size()), y_composed(x.size());
+          ASSERT_TRUE(execute(fused.value(), {E::kFloat32, sweep.shape, y_fused.data()}).ok());
+          ExecuteOptions reference;
+          reference.path = ExecutionPath::kReference;
+          ASSERT_TRUE(execute(fused.value(), {E::kFloat32, sweep.shape, y_composed.data()}, nullptr, reference).ok());
+          for (size_t i = 0; i < x.size(); ++i) {
+            ASSERT_EQ(std::bit_cast<uint32_t>(y_fused[i]), std::bit_cast<uint32_t>(y_composed[i]))
+                << target_text << " fake-quant " << name(out) << " block " << block << " scale " << scale << " x "
+                << x[i] << " (element " << i << ")";
+          }
         }
       }
     }

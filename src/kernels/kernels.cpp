@@ -754,14 +754,11 @@ struct IntegerOutput {
   // a float): such lanes take the division. Out of range, q0 clamps to a bound b and Q to within
   // 2^-22 |b| < 0.5 of it (|b| <= 2^17 for these types). NaN x: both clamp to lo (maxps).
   static HWY_INLINE VI CodesByReciprocal(VF x, VF s, VF r, const Bounds& b) {
-    const DF df;
     const DI di;
-    const VF magic = hn::Set(df, kMagic);
-    const VF clamped = Clamped(hn::Mul(x, r), b);
-    const VF shifted = hn::Add(clamped, magic);  // round_half_even(clamped) + 1.5 * 2^23
-    const VF t = hn::Sub(clamped, hn::Sub(shifted, magic));
-    const auto safe = hn::Lt(hn::MulAdd(hn::Abs(clamped), hn::Set(df, 0x1p-22f), hn::Abs(t)), hn::Set(df, 0.5f));
-    if (HWY_LIKELY(hn::AllTrue(df, safe))) return hn::Sub(hn::BitCast(di, shifted), b.bias);
+    const VF magic = hn::Set(DF(), kMagic);
+    hn::Mask<DF> safe;
+    const VF shifted = ShiftedByReciprocal(x, r, b, &safe);
+    if (HWY_LIKELY(hn::AllTrue(DF(), safe))) return hn::Sub(hn::BitCast(di, shifted), b.bias);
     const VF divided = hn::Add(Clamped(hn::Div(x, s), b), magic);
     return hn::Sub(hn::BitCast(di, hn::IfThenElse(safe, shifted, divided)), b.bias);
   }
@@ -771,6 +768,27 @@ struct IntegerOutput {
   static HWY_INLINE VF ValueMinusZeroPoint(VF q, const Bounds& b) {
     const VF magic = hn::Set(DF(), kMagic);
     return hn::Sub(hn::Add(Clamped(q, b), magic), magic);
+  }
+  // ValueMinusZeroPoint of x / s from x * r, with CodesByReciprocal's check (fused fake-quant).
+  static HWY_INLINE VF ValueMinusZeroPointByReciprocal(VF x, VF s, VF r, const Bounds& b) {
+    const VF magic = hn::Set(DF(), kMagic);
+    hn::Mask<DF> safe;
+    const VF rounded = hn::Sub(ShiftedByReciprocal(x, r, b, &safe), magic);
+    if (HWY_LIKELY(hn::AllTrue(DF(), safe))) return rounded;
+    return hn::IfThenElse(safe, rounded, ValueMinusZeroPoint(hn::Div(x, s), b));
+  }
+
+ private:
+  // round_half_even(clamp(x * r)) + 1.5 * 2^23, and in *safe the lanes where that rounds as the
+  // division would (the test CodesByReciprocal describes).
+  static HWY_INLINE VF ShiftedByReciprocal(VF x, VF r, const Bounds& b, hn::Mask<DF>* safe) {
+    const DF df;
+    const VF magic = hn::Set(df, kMagic);
+    const VF clamped = Clamped(hn::Mul(x, r), b);
+    const VF shifted = hn::Add(clamped, magic);
+    const VF t = hn::Sub(clamped, hn::Sub(shifted, magic));
+    *safe = hn::Lt(hn::MulAdd(hn::Abs(clamped), hn::Set(df, 0x1p-22f), hn::Abs(t)), hn::Set(df, 0.5f));
+    return shifted;
   }
 };
 
@@ -1701,8 +1719,9 @@ void StoreBlock(const Context& c, const float* values, size_t k, void* y, uint64
 // Fake-quant of whole vectors [0, count) of x with one scale (divided in float32) and one zero
 // point, and the range mask when `mask` is not null: the hot loop of per-tensor and per-block
 // plans. Without a mask and with a non-NaN scale (the only case where DequantizedProduct's NaN
-// choice matters) the product is a plain multiplication.
-template <class Output, ElementType kX>
+// choice matters) the product is a plain multiplication. kByReciprocal (one scale for a whole
+// stretch, not per block): the quotient by the scale's reciprocal where QuantizeStretch takes it.
+template <class Output, ElementType kX, bool kByReciprocal = false>
 HWY_INLINE void FakeQuantUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, float scale, VF zp,
                                  const typename Output::Bounds& bounds, float* out, uint8_t* mask) {
   using RangeMask = std::conditional_t<Output::kIsInteger, IntegerRangeMask, FloatRangeMask>;
@@ -1710,6 +1729,18 @@ HWY_INLINE void FakeQuantUniform(const Context& c, const typename XInput<kX>::T*
   const size_t N = hn::Lanes(df);
   const VF s = hn::Set(df, scale);
   if (mask == nullptr && !std::isnan(scale)) {
+    if constexpr (kByReciprocal && kQuantizesByReciprocal<Output>) {
+      // As QuantizeStretch: one scale for the stretch, by its reciprocal where that is exact.
+      const float r = 1.0f / scale;
+      if (std::isnormal(r)) {
+        const VF reciprocal = hn::Set(df, r);
+        for (size_t i = 0; i < count; i += N) {
+          const VF value = Output::ValueMinusZeroPointByReciprocal(XInput<kX>::Load(x + i), s, reciprocal, bounds);
+          hn::StoreU(hn::Mul(value, s), df, out + i);
+        }
+        return;
+      }
+    }
     for (size_t i = 0; i < count; i += N) {
       hn::StoreU(hn::Mul(DequantizedCode<Output>(c, hn::Div(XInput<kX>::Load(x + i), s), zp, bounds), s), df, out + i);
     }
@@ -1740,7 +1771,7 @@ HWY_INLINE void FakeQuantStretch(const Context& c, const Operands& o, uint64_t b
                                  size_t count, VF zp_constant, const typename Output::Bounds& bounds_constant, float* to,
                                  uint8_t* mask) {
   if (!o.per_block) {
-    FakeQuantUniform<Output, kX>(c, from, count, o.scale.constant, zp_constant, bounds_constant, to, mask);
+    FakeQuantUniform<Output, kX, true>(c, from, count, o.scale.constant, zp_constant, bounds_constant, to, mask);
     return;
   }
   const VF zp = c.zero_point != nullptr ? hn::Set(DF(), o.zero_point.block[b]) : zp_constant;
