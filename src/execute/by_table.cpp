@@ -47,7 +47,11 @@ uint64_t table_entries(const Plan& plan, const MutableTensorView& y) {
   uint64_t entries = 0;
   const ElementTypeInfo& x = info(plan.x.type);
   if (plan.operation == Operation::kQuantize) {
-    if (plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) entries = uint64_t{1} << 16;
+    const bool byte_integer_codes = info(plan.output_type).is_integer() && output_bytes(plan.output_type, y.layout) == 1;
+    if ((plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) &&
+        !(byte_integer_codes && kernels::byte_codes_beat_table())) {
+      entries = uint64_t{1} << 16;
+    }
   } else if (x.bits == 8 && plan.output_type != ElementType::kFloat32 &&
              (x.is_float() || plan.output_type == ElementType::kBfloat16)) {
     // float8 codes (a decode each) and 8-bit integers to bfloat16 (a rounding on the bits each).

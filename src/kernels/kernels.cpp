@@ -2085,6 +2085,7 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
 }
 
 bool SideReductionPays() { return HWY_MAX_BYTES < 64; }  // see kernels.h
+bool ByteCodesBeatTable() { return HWY_MAX_BYTES >= 64; }  // see kernels.h
 
 }  // namespace HWY_NAMESPACE
 }  // namespace qdq::kernels
@@ -2096,6 +2097,8 @@ namespace qdq::kernels {
 HWY_EXPORT(ExecuteRange);
 HWY_EXPORT(SideReductionPays);
 bool side_reduction_pays() { return HWY_DYNAMIC_DISPATCH(SideReductionPays)(); }
+HWY_EXPORT(ByteCodesBeatTable);
+bool byte_codes_beat_table() { return HWY_DYNAMIC_DISPATCH(ByteCodesBeatTable)(); }
 
 HWY_EXPORT(HasKernel);
 HWY_EXPORT(HasRangeMask);
