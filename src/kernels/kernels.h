@@ -56,7 +56,7 @@ struct RangeBuffers {
 // on the target dispatch picks. Measured, 64K float32 in cache, one thread: on Zen 1 (AVX2) it
 // did for groups of 64+ elements; on a Sapphire Rapids class Xeon (AVX-512) it did not, where
 // int8 symmetric blocks of 128 took 27.2 us with it and 24.8 us without (rows of 1024: 20.5
-// and 19.4 us). The 512-bit kernels leave fewer idle issue slots beside the divider to fill.
+// and 19.4 us). Why it stopped paying was not measured (no hardware counters on that VM).
 bool side_reduction_pays();
 
 // Whether the kernels quantize float16 / bfloat16 x to one-byte integer codes (8-bit types, and
