@@ -686,6 +686,29 @@ TEST(KernelsStreaming, EveryOffsetInALineAndEveryTaskSplit) {
   }
 }
 
+// Tensors of 16-bit codes need not be 2-byte aligned (the C ABI takes any pointer): per-block
+// zero points fewer than a vector are widened one by one, and must be read without assuming
+// alignment (UndefinedBehaviorSanitizer flags a typed load there; the C ABI fuzzer found one).
+TEST(KernelsOperands, OddAddressedSixteenBitOperandsMatchTheReference) {
+  const std::vector<int64_t> shape = {4, 256};
+  const std::vector<int64_t> scale_shape = {4, 2};  // blocks of 128: two zero points per run
+  std::vector<uint8_t> x_bytes(2 * 1024 + 1), zp_bytes(2 * 8 + 1);
+  std::mt19937 g(77);
+  for (uint8_t& b : x_bytes) b = static_cast<uint8_t>(g());
+  for (uint8_t& b : zp_bytes) b = static_cast<uint8_t>(g());
+  auto scale = make_storage(E::kFloat32, 8, [&](uint64_t) { return std::bit_cast<uint32_t>(0.03125f); });
+  for (E type : {E::kInt16, E::kUint16}) {
+    DequantizeLinearAttributes a;
+    a.axis = 1;
+    a.block_size = 128;
+    const TensorView zv{type, scale_shape, zp_bytes.data() + 1};
+    const Result<Plan> plan = plan_dequantize_linear({type, shape, x_bytes.data() + 1},
+                                                     {E::kFloat32, scale_shape, scale.data()}, &zv, a);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    EXPECT_TRUE(same_as_reference(plan.value(), {shape, 1, 128, false}, "odd-addressed 16-bit x and zero point (seed 77)"));
+  }
+}
+
 TEST(KernelsThreads, ThreadCountIsSettable) {
   set_num_threads(3);
   EXPECT_EQ(num_threads(), 3);

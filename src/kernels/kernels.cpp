@@ -418,7 +418,11 @@ size_t ConvertCodes(const T* codes, size_t k, float* out) {
   const size_t N = hn::Lanes(df);
   size_t i = 0;
   for (; i + N <= k; i += N) hn::StoreU(hn::ConvertTo(df, LoadWide(codes + i)), df, out + i);
-  for (; i < k; ++i) out[i] = static_cast<float>(codes[i]);
+  for (; i < k; ++i) {
+    T code;  // copied: a caller's 16-bit tensor need not be 2-byte aligned (the C ABI fuzzer's are not)
+    std::memcpy(&code, codes + i, sizeof code);
+    out[i] = static_cast<float>(code);
+  }
   return i;
 }
 
