@@ -36,6 +36,13 @@ std::vector<uint8_t> make_storage(E type, uint64_t count, NextCode next_code) {
   return bytes;
 }
 
+// `count` float32 scales in [0.01, 1.01], drawn from g: per-axis scales of the large tests.
+std::vector<uint8_t> random_scales(std::mt19937& g, uint64_t count) {
+  return make_storage(E::kFloat32, count, [&](uint64_t) {
+    return std::bit_cast<uint32_t>(0.01f + static_cast<float>(g() % 1000) / 997.0f);
+  });
+}
+
 // float32 codes that exercise every rule: specials, ties at the scale, huge, tiny, random bits.
 uint32_t interesting_float_code(std::mt19937& g, float scale) {
   switch (g() % 8) {
@@ -542,9 +549,7 @@ TEST(KernelsStreaming, LargeOutputsMatchTheReference) {
   const std::vector<int64_t> shape = {2051, 4097};  // 8.4M elements: 16.8 MB of int16, 33.6 MB of float32
   const uint64_t n = count_of(shape);
   const std::vector<int64_t> scale_shape = {shape[1]};
-  auto scale = make_storage(E::kFloat32, scale_shape[0], [&](uint64_t) {
-    return std::bit_cast<uint32_t>(0.01f + static_cast<float>(g() % 1000) / 997.0f);
-  });
+  auto scale = random_scales(g, scale_shape[0]);
   {
     auto x = make_storage(E::kFloat32, n, [&](uint64_t) { return interesting_float_code(g, 2.0f); });
     QuantizeLinearAttributes a;
@@ -559,9 +564,7 @@ TEST(KernelsStreaming, LargeOutputsMatchTheReference) {
     const std::vector<int64_t> dq_shape = {4099, 1025};  // 4.2M elements: 16.8 MB of float32
     const std::vector<int64_t> dq_scale_shape = {dq_shape[1]};
     auto x = make_storage(E::kInt8, count_of(dq_shape), [&](uint64_t) { return static_cast<uint32_t>(g() & 0xFF); });
-    auto dq_scale = make_storage(E::kFloat32, dq_scale_shape[0], [&](uint64_t) {
-      return std::bit_cast<uint32_t>(0.01f + static_cast<float>(g() % 1000) / 997.0f);
-    });
+    auto dq_scale = random_scales(g, dq_scale_shape[0]);
     DequantizeLinearAttributes a;
     a.axis = 1;
     const Result<Plan> plan = plan_dequantize_linear({E::kInt8, dq_shape, x.data()},
@@ -625,9 +628,7 @@ TEST(KernelsStreaming, EveryOffsetInALineAndEveryTaskSplit) {
     const std::vector<int64_t> shape = {4100, 1023};
     const std::vector<int64_t> scale_shape = {shape[0]};
     auto x = make_storage(E::kUint8, count_of(shape), [&](uint64_t) { return static_cast<uint32_t>(g() & 0xFF); });
-    auto scale = make_storage(E::kFloat32, scale_shape[0], [&](uint64_t) {
-      return std::bit_cast<uint32_t>(0.01f + static_cast<float>(g() % 1000) / 997.0f);
-    });
+    auto scale = random_scales(g, scale_shape[0]);
     DequantizeLinearAttributes a;
     a.axis = 0;
     const Result<Plan> plan =

@@ -408,10 +408,9 @@ void Pack(const ElementTypeInfo& type, const uint8_t* codes, size_t k, void* dat
   for (; i < k; ++i) codec::store_code(data, type, index + i, codes[i]);
 }
 
-// Integer-valued codes (zero points, dequantize x) as float32 values; lanes past k are zero.
-// Integer codes of type T as float32: whole vectors widened, the rest one by one with the same
-// typed load (per-block operands are often fewer than a vector: 8 per 1024 elements for blocks of
-// 128, where the generic codec's decode took 7% of a dynamic int8 quantization).
+// Integer codes of type T as float32: whole vectors widened, the rest one by one as T (per-block
+// operands are often fewer than a vector: 8 per 1024 elements for blocks of 128, where the generic
+// codec's decode took 7% of a dynamic int8 quantization). Returns how many it converted (k).
 template <typename T>
 size_t ConvertCodes(const T* codes, size_t k, float* out) {
   const DF df;
@@ -426,6 +425,7 @@ size_t ConvertCodes(const T* codes, size_t k, float* out) {
   return i;
 }
 
+// Integer-valued codes (zero points, dequantize x) as float32 values; lanes past k are zero.
 void LoadCodesAsFloat(const ElementTypeInfo& type, const void* data, uint64_t index, size_t k, float* out) {
   const size_t N = hn::Lanes(DF());
   size_t i = 0;
