@@ -147,8 +147,22 @@ std::vector<Sweep> sweeps(size_t lanes) {
 
 class KernelsOnEveryTarget : public testing::Test {
  protected:
-  void TearDown() override { kernels::force_target(0); }
+  void TearDown() override {
+    kernels::force_target(0);
+    kernels::force_reciprocal(-1);
+  }
 };
+
+// Every target paired with both ways of applying one scale to float32 x (by the division, by the
+// reciprocal with its tie check: kernels::force_reciprocal), so that both stay tested whichever the
+// CPU picks.
+std::vector<std::pair<int64_t, int>> every_target_by_both_strategies() {
+  std::vector<std::pair<int64_t, int>> pairs;
+  for (int64_t target : kernels::supported_targets()) {
+    for (int by_reciprocal : {1, 0}) pairs.emplace_back(target, by_reciprocal);
+  }
+  return pairs;
+}
 
 TEST_F(KernelsOnEveryTarget, QuantizeMatchesTheReference) {
   const uint32_t seed = 8675309;
@@ -213,9 +227,12 @@ TEST_F(KernelsOnEveryTarget, QuantizeQuotientsNearHalfIntegersMatchTheReference)
   std::mt19937 g(seed);
   std::uniform_real_distribution<float> significand(1.0f, 2.0f);
   std::uniform_int_distribution<int> exponent(-30, 30);
-  for (int64_t target : kernels::supported_targets()) {
+  // Both strategies on every target, whichever this CPU would pick (kernels::quantizes_by_reciprocal).
+  for (const auto& [target, by_reciprocal] : every_target_by_both_strategies()) {
     kernels::force_target(target);
-    const std::string target_text = kernels::target_name(target) + " (seed " + std::to_string(seed) + ")";
+    kernels::force_reciprocal(by_reciprocal);
+    const std::string target_text = kernels::target_name(target) + (by_reciprocal ? " by reciprocal" : " by division") +
+                                    " (seed " + std::to_string(seed) + ")";
     for (E out : {E::kInt8, E::kUint8, E::kInt16, E::kUint16, E::kInt4, E::kUint4, E::kInt2, E::kUint2}) {
       const ElementTypeInfo& o = info(out);
       const int64_t span = int64_t{1} << o.bits;

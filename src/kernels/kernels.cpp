@@ -7,6 +7,7 @@
 //   store:   codes -> y (narrowed, or packed two or four per byte)
 // Every step is exact or rounds exactly where the reference rounds, so the output equals the
 // reference's bit for bit (tests/kernels_test.cpp checks every target).
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -470,6 +471,9 @@ struct Context {
   uint8_t* mask;
   // RangeBuffers::side_reduction: the GroupStream<x's type> that QuantizeUniform steps, or null.
   void* side_stream = nullptr;
+  // Where the target compiles it (kQuantizesByReciprocal), whether one scale per stretch is applied
+  // by its reciprocal with the tie check instead of the division (kernels::quantizes_by_reciprocal).
+  bool by_reciprocal = false;
 };
 
 // 32-bit integer scales and zero points hold values float32 cannot; they travel as their int32
@@ -1214,10 +1218,12 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
 }
 
 // Uniform float32 quantization to the <= 16-bit integers by multiplication with the scale's
-// reciprocal and a tie check (IntegerOutput::CodesByReciprocal), on AVX-512 targets only: there
-// a 512-bit division takes about twice the multiply-and-check (64K float32 -> int8 in cache, one
-// Xeon core: 14.0 against 11.7 us raw), where on Zen 1's AVX2 the check cost more than the
-// division saved (37.8 against 31.3 us; docs/performance.md, session 7).
+// reciprocal and a tie check (IntegerOutput::CodesByReciprocal), compiled for AVX-512 targets
+// only, and taken there where the CPU's division is the slower (Context::by_reciprocal, see
+// kernels::quantizes_by_reciprocal): on a Xeon a 512-bit division takes about twice the
+// multiply-and-check (64K float32 -> int8 in cache, one core: 14.0 against 11.7 us raw), where
+// on Zen 1's AVX2 the check cost more than the division saved (37.8 against 31.3 us;
+// docs/performance.md, session 7).
 template <class Output>
 constexpr bool kQuantizesByReciprocal = false;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -1248,7 +1254,7 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
   if constexpr (kQuantizesByReciprocal<Output>) {
     // One scale for the whole stretch (per-tensor, or a per-axis run): by its reciprocal. Not per
     // block: blocks of 32 ran slower that way (int8 blocked-32 Q, 64K: 18.3 against 15.2 us).
-    if (!o.per_block) {
+    if (!o.per_block && c.by_reciprocal) {
       const float r = 1.0f / scale;
       if (std::isnormal(r)) {
         QuantizeUniform<Output, kX, Code, false, true>(c, from, count, s, hn::Set(df, r), zp, bounds, byte_mask, to, side);
@@ -1736,7 +1742,7 @@ HWY_INLINE void FakeQuantUniform(const Context& c, const typename XInput<kX>::T*
     if constexpr (kByReciprocal && kQuantizesByReciprocal<Output>) {
       // As QuantizeStretch: one scale for the stretch, by its reciprocal where that is exact.
       const float r = 1.0f / scale;
-      if (std::isnormal(r)) {
+      if (c.by_reciprocal && std::isnormal(r)) {
         const VF reciprocal = hn::Set(df, r);
         for (size_t i = 0; i < count; i += N) {
           const VF value = Output::ValueMinusZeroPointByReciprocal(XInput<kX>::Load(x + i), s, reciprocal, bounds);
@@ -2070,6 +2076,7 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
                                    : buffers.fused_dequantize ? SelectFakeQuant(plan)
                                                               : Select(plan);
   c.side_stream = nullptr;
+  c.by_reciprocal = quantizes_by_reciprocal();
   const auto run_all = [&] { exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); }); };
   if (const SideReduction* side = buffers.side_reduction; side != nullptr) {
     switch (side->x_type) {
@@ -2101,6 +2108,26 @@ namespace qdq::kernels {
 HWY_EXPORT(ExecuteRange);
 HWY_EXPORT(SideReductionPays);
 bool side_reduction_pays() { return HWY_DYNAMIC_DISPATCH(SideReductionPays)(); }
+
+namespace {
+std::atomic<int> forced_reciprocal{-1};
+
+bool division_is_the_slower() {
+#if HWY_ARCH_X86 && defined(__GNUC__)
+  static const bool intel = __builtin_cpu_is("intel");
+  return intel;
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+bool quantizes_by_reciprocal() {
+  const int forced = forced_reciprocal.load(std::memory_order_relaxed);
+  return forced >= 0 ? forced != 0 : division_is_the_slower();
+}
+
+void force_reciprocal(int choice) { forced_reciprocal.store(choice < 0 ? -1 : choice != 0, std::memory_order_relaxed); }
 HWY_EXPORT(ByteCodesBeatTable);
 bool byte_codes_beat_table() { return HWY_DYNAMIC_DISPATCH(ByteCodesBeatTable)(); }
 

@@ -59,6 +59,19 @@ struct RangeBuffers {
 // and 19.4 us). Why it stopped paying was not measured (no hardware counters on that VM).
 bool side_reduction_pays();
 
+// Whether one scale over a stretch of float32 x quantizes to the <= 16-bit integers by its
+// reciprocal with a tie check (bit for bit the division's) rather than by dividing, on the CPU
+// this runs on; only AVX-512 targets compile that path. Measured, one thread, 64K float32 ->
+// uint8 / int8 / uint16 / int16 per-tensor in cache: on a Sapphire Rapids class Xeon the
+// reciprocal took 11.7 us where the division took 14.0; on an AMD Zen 5 (EPYC, family 26) the
+// division took 3.8-4.1 us where the reciprocal took 5.5-5.7 (and at 16M, 2 threads, it was as
+// fast or faster: 0.95-1.04 against 1.04-1.15 ms for uint8). So Intel CPUs take it, others divide.
+bool quantizes_by_reciprocal();
+
+// Tests: forces that choice (1 by the reciprocal where the target has the path, 0 by the
+// division); -1 restores the CPU's.
+void force_reciprocal(int choice);
+
 // Whether the kernels quantize float16 / bfloat16 x to one-byte integer codes (8-bit types, and
 // 4- and 2-bit ones stored one code per byte) faster than a per-tensor lookup table does
 // (execute/by_table.cpp), on the target dispatch picks. Measured at 16M per-tensor, 2 threads:
