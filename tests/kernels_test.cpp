@@ -727,6 +727,67 @@ TEST(KernelsOperands, OddAddressedSixteenBitOperandsMatchTheReference) {
   }
 }
 
+// Per-element scales and zero points not stored as float32 are converted once for a run and reused
+// by the runs after it that read the same elements (kernels.cpp, ConvertedOperand): per-axis on the
+// last axis, with rows longer than a block (the cache serves later blocks of a row), rows that
+// tasks split mid-row (175K elements: 1, 2 and 3 threads), and operands of every storage the cache
+// converts (float16, bfloat16, 8- and 16-bit integers, packed 4- and 2-bit integers).
+TEST(KernelsOperands, PerAxisOperandsConvertedOncePerTaskMatchTheReference) {
+  const uint32_t seed = 20261125;
+  std::mt19937 g(seed);
+  const std::string seed_text = " (seed " + std::to_string(seed) + ")";
+  struct Case {
+    E x, scale, zero_point;  // zero point kUndefined: none
+  };
+  const Case quantize_cases[] = {{E::kFloat32, E::kFloat16, E::kUint8},   {E::kFloat16, E::kFloat16, E::kInt4},
+                                 {E::kBfloat16, E::kBfloat16, E::kUint2}, {E::kFloat32, E::kFloat32, E::kInt16},
+                                 {E::kFloat32, E::kBfloat16, E::kUndefined}};
+  const Case dequantize_cases[] = {{E::kUint8, E::kFloat16, E::kUint8},
+                                   {E::kInt4, E::kBfloat16, E::kInt4},
+                                   {E::kInt16, E::kFloat32, E::kInt16}};
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{6, 2500}, std::vector<int64_t>{70, 2501},
+                                            std::vector<int64_t>{4, 3, 1100}, std::vector<int64_t>{9, 3}}) {
+    const uint64_t n = count_of(shape);
+    const std::vector<int64_t> scale_shape = {shape.back()};
+    const int64_t axis = static_cast<int64_t>(shape.size()) - 1;
+    const Sweep sweep{shape, axis, 0, false};
+    for (bool quantize : {true, false}) {
+      for (const Case& c : quantize ? std::span<const Case>(quantize_cases) : std::span<const Case>(dequantize_cases)) {
+        auto x = make_storage(c.x, n, [&](uint64_t) { return x_code(c.x, g, 0.5f); });
+        auto scale = make_storage(c.scale, scale_shape[0], [&](uint64_t) {
+          return codec::encode_float(info(c.scale), 0.01 + (g() % 1000) / 997.0, codec::Overflow::kInfOrNan);
+        });
+        const E zp_type = c.zero_point == E::kUndefined ? E::kUint8 : c.zero_point;
+        auto zp = make_storage(zp_type, scale_shape[0], [&](uint64_t) -> uint32_t {
+          const uint32_t bits = static_cast<uint32_t>(info(zp_type).bits);
+          return static_cast<uint32_t>(g()) & (bits == 32 ? 0xFFFF'FFFFu : (1u << bits) - 1u);
+        });
+        const TensorView xv{c.x, shape, x.data()};
+        const TensorView sv{c.scale, scale_shape, scale.data()};
+        const TensorView zv{zp_type, scale_shape, zp.data()};
+        const TensorView* zvp = c.zero_point == E::kUndefined ? nullptr : &zv;
+        const Result<Plan> plan = [&]() -> Result<Plan> {
+          if (quantize) {
+            QuantizeLinearAttributes a;
+            a.axis = axis;
+            if (zvp == nullptr) a.output_dtype = static_cast<int64_t>(E::kInt8);
+            return plan_quantize_linear(xv, sv, zvp, a);
+          }
+          DequantizeLinearAttributes a;
+          a.axis = axis;
+          return plan_dequantize_linear(xv, sv, zvp, a);
+        }();
+        ASSERT_TRUE(plan.ok()) << plan.status().message();
+        for (int threads : {1, 2, 3}) {
+          set_num_threads(threads);
+          EXPECT_TRUE(same_as_reference(plan.value(), sweep, std::to_string(threads) + " threads" + seed_text));
+        }
+        set_num_threads(0);
+      }
+    }
+  }
+}
+
 TEST(KernelsThreads, ThreadCountIsSettable) {
   set_num_threads(3);
   EXPECT_EQ(num_threads(), 3);

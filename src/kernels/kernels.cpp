@@ -7,11 +7,13 @@
 //   store:   codes -> y (narrowed, or packed two or four per byte)
 // Every step is exact or rounds exactly where the reference rounds, so the output equals the
 // reference's bit for bit (tests/kernels_test.cpp checks every target).
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/kernels.h"
 
@@ -445,6 +447,43 @@ void LoadCodesAsFloat(const ElementTypeInfo& type, const void* data, uint64_t in
 
 class StreamWriter;
 
+// A per-element operand that is not stored as float32 (a float16 scale, a uint8 zero point, ...)
+// converted once for a whole run and kept while the runs that follow read the same elements: on
+// the last axis every row of x reads the same per-axis values, which the blocks of each row
+// converted again (Quark's Q float32 -> uint8 per-axis-last with its zero point, 64K in cache:
+// 8.7 us, against 5.5 us for ONNX's cell without one). A run is converted only when the run
+// before it read the same elements, so operands that never repeat (DirectML's full-size ones)
+// keep the per-block conversion in the L1-sized block buffer.
+class ConvertedOperand {
+ public:
+  // Converted values for tensor elements [first, first + count) of an operand of `type` held in
+  // `view`, or nullptr where the cache does not hold them. `run_first` and `run_count` are the
+  // elements the current run reads; at a run's start (`starts_run`) they are remembered, and
+  // converted when the previous run read the same ones.
+  template <class Convert>
+  const float* Find(uint64_t first, size_t count, bool starts_run, uint64_t run_first, uint64_t run_count,
+                    const Convert& convert) {
+    if (first >= first_ && first + count <= first_ + count_) return values_.data() + (first - first_);
+    if (!starts_run) return nullptr;
+    const bool repeats = run_first == last_run_first_ && run_count == last_run_count_;
+    last_run_first_ = run_first;
+    last_run_count_ = run_count;
+    if (!repeats || run_count > kMaxElements) return nullptr;
+    values_.resize(run_count + 64);  // + a vector of zeros past the end, as the block buffers have
+    convert(run_first, static_cast<size_t>(run_count), values_.data());
+    std::fill(values_.begin() + static_cast<std::ptrdiff_t>(run_count), values_.end(), 0.0f);
+    first_ = run_first;
+    count_ = run_count;
+    return Find(first, count, false, run_first, run_count, convert);
+  }
+
+ private:
+  static constexpr uint64_t kMaxElements = uint64_t{1} << 16;  // 256 KiB of float32 values
+  std::vector<float> values_;
+  uint64_t first_ = 0, count_ = 0;
+  uint64_t last_run_first_ = ~uint64_t{0}, last_run_count_ = 0;
+};
+
 struct Context {
   const Plan* plan;
   const ElementTypeInfo* x;
@@ -471,6 +510,9 @@ struct Context {
   uint8_t* mask;
   // RangeBuffers::side_reduction: the GroupStream<x's type> that QuantizeUniform steps, or null.
   void* side_stream = nullptr;
+  // Per-element scales and zero points converted once per run that repeats (ConvertedOperand).
+  ConvertedOperand* converted_scale = nullptr;
+  ConvertedOperand* converted_zero_point = nullptr;
   // Where the target compiles it (kQuantizesByReciprocal), whether one scale per stretch is applied
   // by its reciprocal with the tie check instead of the division (kernels::quantizes_by_reciprocal).
   bool by_reciprocal = false;
@@ -568,7 +610,8 @@ void FillBlocked(const ElementTypeInfo& type, const void* data, SubByteLayout la
 // the run's first element) for elements [offset, offset + k) of the run.
 template <typename W>
 void LoadOperand(const ElementTypeInfo& type, const TensorView& view, uint64_t first_index, bool varies,
-                 const exec::Run& run, uint64_t offset, size_t k, bool per_block, OperandValues<W>* o) {
+                 const exec::Run& run, uint64_t offset, size_t k, bool per_block, OperandValues<W>* o,
+                 ConvertedOperand* converted = nullptr) {
   const void* data = view.data;
   o->values = nullptr;
   if (per_block) {
@@ -581,6 +624,14 @@ void LoadOperand(const ElementTypeInfo& type, const TensorView& view, uint64_t f
     o->values = o->buffer;
   } else if (varies) {
     o->values = DirectValues<W>(type, data, first_index + offset);
+    if constexpr (std::is_same_v<W, float>) {
+      if (o->values == nullptr && converted != nullptr) {
+        o->values = converted->Find(first_index + offset, k, offset == 0, first_index, run.count,
+                                    [&](uint64_t first, size_t count, float* out) {
+                                      LoadContiguous(type, data, first, count, out, view.layout);
+                                    });
+      }
+    }
     if (o->values == nullptr) {
       LoadContiguous(type, data, first_index + offset, k, o->buffer, view.layout);
       o->values = o->buffer;
@@ -611,7 +662,8 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
   if (wide_scale) {
     LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, false, &o->wide_scale);
   } else {
-    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, o->per_block, &o->scale);
+    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, o->per_block, &o->scale,
+                c.converted_scale);
   }
   if (c.zero_point == nullptr) {
     o->zero_point.values = nullptr;
@@ -621,7 +673,7 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
                 &o->wide_zero_point);
   } else {
     LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k,
-                o->per_block, &o->zero_point);
+                o->per_block, &o->zero_point, c.converted_zero_point);
   }
 }
 
@@ -2077,6 +2129,9 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
                                                               : Select(plan);
   c.side_stream = nullptr;
   c.by_reciprocal = quantizes_by_reciprocal();
+  ConvertedOperand converted_scale, converted_zero_point;
+  c.converted_scale = &converted_scale;
+  c.converted_zero_point = &converted_zero_point;
   const auto run_all = [&] { exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); }); };
   if (const SideReduction* side = buffers.side_reduction; side != nullptr) {
     switch (side->x_type) {
