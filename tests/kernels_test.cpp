@@ -730,7 +730,7 @@ TEST(KernelsOperands, OddAddressedSixteenBitOperandsMatchTheReference) {
 // Per-element scales and zero points not stored as float32 are converted once for a run and reused
 // by the runs after it that read the same elements (kernels.cpp, ConvertedOperand): per-axis on the
 // last axis, with rows longer than a block (the cache serves later blocks of a row), rows that
-// tasks split mid-row (175K elements: 1, 2 and 3 threads), and operands of every storage the cache
+// tasks split mid-row (180K elements: 1, 2 and 3 threads), and operands of every storage the cache
 // converts (float16, bfloat16, 8- and 16-bit integers, packed 4- and 2-bit integers).
 TEST(KernelsOperands, PerAxisOperandsConvertedOncePerTaskMatchTheReference) {
   const uint32_t seed = 20261125;
@@ -745,8 +745,11 @@ TEST(KernelsOperands, PerAxisOperandsConvertedOncePerTaskMatchTheReference) {
   const Case dequantize_cases[] = {{E::kUint8, E::kFloat16, E::kUint8},
                                    {E::kInt4, E::kBfloat16, E::kInt4},
                                    {E::kInt16, E::kFloat32, E::kInt16}};
-  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{6, 2500}, std::vector<int64_t>{70, 2501},
-                                            std::vector<int64_t>{4, 3, 1100}, std::vector<int64_t>{9, 3}}) {
+  // Rows of 1500 and 1100 are cached with one or two per-element operands, rows of 2500 with one
+  // (kRowOperandBytes); 120 x 1500 is split across tasks.
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{6, 2500}, std::vector<int64_t>{6, 1500}, std::vector<int64_t>{120, 1500},
+        std::vector<int64_t>{4, 3, 1100}, std::vector<int64_t>{9, 3}}) {
     const uint64_t n = count_of(shape);
     const std::vector<int64_t> scale_shape = {shape.back()};
     const int64_t axis = static_cast<int64_t>(shape.size()) - 1;

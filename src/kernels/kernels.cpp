@@ -453,32 +453,38 @@ class StreamWriter;
 // converted again (Quark's Q float32 -> uint8 per-axis-last with its zero point, 64K in cache:
 // 8.7 us, against 5.5 us for ONNX's cell without one). A run is converted only when the run
 // before it read the same elements, so operands that never repeat (DirectML's full-size ones)
-// keep the per-block conversion in the L1-sized block buffer.
+// keep the per-block conversion in the L1-sized block buffer. And only while a row's per-element
+// operands, as float32, stay within kRowOperandBytes: beyond that the rows read from the cache
+// fall out of L1 and cost more than the conversion saves (16M float32 -> uint8 per-axis-last with a
+// uint8 zero point, 2 threads: rows of 4096, 32 KiB of scale and converted zero point, 2.5-2.8
+// ms cached against 2.1-2.2 ms converted per block; a float16 scale alone, 16 KiB, 0.95-1.04
+// against 1.18-1.26 ms; rows of 256 with the zero point, 1.68-1.76 against 1.94-1.96 ms).
+constexpr uint64_t kRowOperandBytes = 16 * 1024;
+
 class ConvertedOperand {
  public:
   // Converted values for tensor elements [first, first + count) of an operand of `type` held in
   // `view`, or nullptr where the cache does not hold them. `run_first` and `run_count` are the
   // elements the current run reads; at a run's start (`starts_run`) they are remembered, and
-  // converted when the previous run read the same ones.
+  // converted when the previous run read the same ones and they are at most `max_elements`.
   template <class Convert>
   const float* Find(uint64_t first, size_t count, bool starts_run, uint64_t run_first, uint64_t run_count,
-                    const Convert& convert) {
+                    uint64_t max_elements, const Convert& convert) {
     if (first >= first_ && first + count <= first_ + count_) return values_.data() + (first - first_);
     if (!starts_run) return nullptr;
     const bool repeats = run_first == last_run_first_ && run_count == last_run_count_;
     last_run_first_ = run_first;
     last_run_count_ = run_count;
-    if (!repeats || run_count > kMaxElements) return nullptr;
+    if (!repeats || run_count > max_elements) return nullptr;
     values_.resize(run_count + 64);  // + a vector of zeros past the end, as the block buffers have
     convert(run_first, static_cast<size_t>(run_count), values_.data());
     std::fill(values_.begin() + static_cast<std::ptrdiff_t>(run_count), values_.end(), 0.0f);
     first_ = run_first;
     count_ = run_count;
-    return Find(first, count, false, run_first, run_count, convert);
+    return Find(first, count, false, run_first, run_count, max_elements, convert);
   }
 
  private:
-  static constexpr uint64_t kMaxElements = uint64_t{1} << 16;  // 256 KiB of float32 values
   std::vector<float> values_;
   uint64_t first_ = 0, count_ = 0;
   uint64_t last_run_first_ = ~uint64_t{0}, last_run_count_ = 0;
@@ -611,7 +617,7 @@ void FillBlocked(const ElementTypeInfo& type, const void* data, SubByteLayout la
 template <typename W>
 void LoadOperand(const ElementTypeInfo& type, const TensorView& view, uint64_t first_index, bool varies,
                  const exec::Run& run, uint64_t offset, size_t k, bool per_block, OperandValues<W>* o,
-                 ConvertedOperand* converted = nullptr) {
+                 ConvertedOperand* converted = nullptr, uint64_t max_converted = 0) {
   const void* data = view.data;
   o->values = nullptr;
   if (per_block) {
@@ -626,7 +632,7 @@ void LoadOperand(const ElementTypeInfo& type, const TensorView& view, uint64_t f
     o->values = DirectValues<W>(type, data, first_index + offset);
     if constexpr (std::is_same_v<W, float>) {
       if (o->values == nullptr && converted != nullptr) {
-        o->values = converted->Find(first_index + offset, k, offset == 0, first_index, run.count,
+        o->values = converted->Find(first_index + offset, k, offset == 0, first_index, run.count, max_converted,
                                     [&](uint64_t first, size_t count, float* out) {
                                       LoadContiguous(type, data, first, count, out, view.layout);
                                     });
@@ -659,11 +665,15 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
   // Whole vectors per block (offset is a multiple of kBlock, itself a multiple of the lanes).
   o->per_block = run.block != 0 && run.block % lanes == 0 && run.block_phase % lanes == 0 && !wide_scale &&
                  !wide_zero_point;
+  // A converted run's elements at most, so that the row's per-element operands fit the budget.
+  const uint64_t per_element_operands =
+      (run.scale_varies ? 1u : 0u) + (c.zero_point != nullptr && run.zero_point_varies ? 1u : 0u);
+  const uint64_t max_converted = kRowOperandBytes / (sizeof(float) * std::max<uint64_t>(per_element_operands, 1));
   if (wide_scale) {
     LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, false, &o->wide_scale);
   } else {
     LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, o->per_block, &o->scale,
-                c.converted_scale);
+                c.converted_scale, max_converted);
   }
   if (c.zero_point == nullptr) {
     o->zero_point.values = nullptr;
@@ -673,7 +683,7 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
                 &o->wide_zero_point);
   } else {
     LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k,
-                o->per_block, &o->zero_point, c.converted_zero_point);
+                o->per_block, &o->zero_point, c.converted_zero_point, max_converted);
   }
 }
 
@@ -1222,14 +1232,27 @@ struct SideCursor<kX, true> {
 // side: dynamic quantization's reduction of the next stretch, one vector of it per vector here.
 // kByReciprocal: r is RN(1 / s), a normal float32, and the codes come from IntegerOutput::
 // CodesByReciprocal (bit for bit the division's).
-template <class Output, ElementType kX, typename Code, bool kRoundQuotient = false, bool kByReciprocal = false>
+// kPerElement: element j's scale is scales[j] where scales is not null (else s), and its zero
+// point zero_points[j] with the bounds derived from it where zero_points is not null (else zp and
+// bounds): per-axis on the last axis and DirectML's broadcasts, in the same four-vector steps
+// (WalkVectors' loop, one vector a step with its per-vector choices, made per-axis-last Q 1.35x
+// slower than per-tensor in cache).
+template <class Output, ElementType kX, typename Code, bool kRoundQuotient = false, bool kByReciprocal = false,
+          bool kPerElement = false>
 HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, VF s, VF r, VF zp,
                                 const typename Output::Bounds& bounds, VI byte_mask, Code* out,
-                                SideStream<kX>* side) {
+                                SideStream<kX>* side, const float* scales = nullptr,
+                                const float* zero_points = nullptr) {
   const size_t N = hn::Lanes(DF());
   auto codes_at = [&](size_t j) HWY_ATTR {
     if constexpr (kByReciprocal) {
       return Output::CodesByReciprocal(XInput<kX>::Load(x + j), s, r, bounds);
+    } else if constexpr (kPerElement) {
+      VF q = hn::Div(XInput<kX>::Load(x + j), scales != nullptr ? hn::LoadU(DF(), scales + j) : s);
+      if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+      if (zero_points == nullptr) return Output::Codes(c, q, zp, bounds);
+      const VF element_zp = hn::LoadU(DF(), zero_points + j);
+      return Output::Codes(c, q, element_zp, Output::MakeBounds(element_zp));
     } else {
       VF q = hn::Div(XInput<kX>::Load(x + j), s);
       if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
@@ -1342,6 +1365,44 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
   }
 }
 
+// One block of a run whose scales or zero points are per element (values pointers of o; the other
+// operand may be constant), divided in float32 or in x's own precision with scales exact in it:
+// QuantizeUniform's per-element loop over the whole vectors, the partial last one through
+// zero-padded copies.
+template <class Output, ElementType kX, typename Code>
+void QuantizePerElementBlock(const Context& c, size_t k, const Operands& o, const typename XInput<kX>::T* x,
+                             VF zp_constant, const typename Output::Bounds& bounds_constant, VI byte_mask, Code* out) {
+  using XT = typename XInput<kX>::T;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const VF s = hn::Set(df, o.scale.constant);
+  const auto quantize = [&](const XT* from, const float* scales, const float* zero_points, size_t count,
+                            Code* to) HWY_ATTR __attribute__((always_inline)) {
+    if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
+      if (c.precision != Precision::kFloat32) {
+        QuantizeUniform<Output, kX, Code, true, false, true>(c, from, count, s, s, zp_constant, bounds_constant,
+                                                             byte_mask, to, nullptr, scales, zero_points);
+        return;
+      }
+    }
+    QuantizeUniform<Output, kX, Code, false, false, true>(c, from, count, s, s, zp_constant, bounds_constant, byte_mask,
+                                                          to, nullptr, scales, zero_points);
+  };
+  const size_t whole = k - k % N;
+  const float* scales = o.scale.values;
+  const float* zero_points = o.zero_point.values;
+  quantize(x, scales, zero_points, whole, out);
+  if (whole < k) {
+    HWY_ALIGN XT x_tail[64];
+    HWY_ALIGN float scale_tail[64];
+    HWY_ALIGN float zp_tail[64];
+    HWY_ALIGN Code out_tail[64];
+    quantize(StageTail(x, whole, k, x_tail), scales ? StageTail(scales, whole, k, scale_tail) : nullptr,
+             zero_points ? StageTail(zero_points, whole, k, zp_tail) : nullptr, N, out_tail);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
+  }
+}
+
 template <class Output, ElementType kX>
 void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   using XT = typename XInput<kX>::T;
@@ -1422,12 +1483,16 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
       };
       const bool uniform = (precision == Precision::kFloat32 || own_precision) &&
                            (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr));
+      // Per-element operands whose scales need no rounding to the division precision.
+      const bool per_element = !uniform && !o.per_block && (precision == Precision::kFloat32 || (own_precision && scale_exact));
       if constexpr (!Output::kWide) {
         if (uniform) {
           QuantizeUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, byte_mask, out, side);
+        } else if (per_element) {
+          QuantizePerElementBlock<Output, kX>(c, k, o, x, zp_constant, bounds_constant, byte_mask, out);
         }
       }
-      if (Output::kWide || !uniform) {
+      if (Output::kWide || !(uniform || per_element)) {
         WalkVectors<Output>(c, run, offset, k, o, x, RoundToPrecision(precision, hn::Set(df, o.scale.constant)),
                             zp_constant, bounds_constant, out, compute);
       }
