@@ -2193,7 +2193,7 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
                                    : buffers.fused_dequantize ? SelectFakeQuant(plan)
                                                               : Select(plan);
   c.side_stream = nullptr;
-  c.by_reciprocal = quantizes_by_reciprocal();
+  c.by_reciprocal = quantizes_by_reciprocal(c.stream_output);
   ConvertedOperand converted_scale, converted_zero_point;
   c.converted_scale = &converted_scale;
   c.converted_zero_point = &converted_zero_point;
@@ -2242,9 +2242,9 @@ bool division_is_the_slower() {
 }
 }  // namespace
 
-bool quantizes_by_reciprocal() {
+bool quantizes_by_reciprocal(bool streamed) {
   const int forced = forced_reciprocal.load(std::memory_order_relaxed);
-  return forced >= 0 ? forced != 0 : division_is_the_slower();
+  return forced >= 0 ? forced != 0 : streamed || division_is_the_slower();
 }
 
 void force_reciprocal(int choice) { forced_reciprocal.store(choice < 0 ? -1 : choice != 0, std::memory_order_relaxed); }

@@ -61,12 +61,16 @@ bool side_reduction_pays();
 
 // Whether one scale over a stretch of float32 x quantizes to the <= 16-bit integers by its
 // reciprocal with a tie check (bit for bit the division's) rather than by dividing, on the CPU
-// this runs on; only AVX-512 targets compile that path. Measured, one thread, 64K float32 ->
-// uint8 / int8 / uint16 / int16 per-tensor in cache: on a Sapphire Rapids class Xeon the
-// reciprocal took 11.7 us where the division took 14.0; on an AMD Zen 5 (EPYC, family 26) the
-// division took 3.8-4.1 us where the reciprocal took 5.5-5.7 (and at 16M, 2 threads, it was as
-// fast or faster: 0.95-1.04 against 1.04-1.15 ms for uint8). So Intel CPUs take it, others divide.
-bool quantizes_by_reciprocal();
+// this runs on, for an output that is streamed past the caches or not; only AVX-512 targets
+// compile that path. Measured, one thread, 64K float32 -> uint8 / int8 / uint16 / int16
+// per-tensor in cache: on a Sapphire Rapids class Xeon the reciprocal took 11.7 us where the
+// division took 14.0; on an AMD Zen 5 (EPYC, family 26) the division took 3.8-4.1 us where the
+// reciprocal took 5.5-5.7. Streamed from memory the Zen 5 turns the other way, or even (16M, 2
+// threads, alternating runs: int8 1.32-1.40 ms by the reciprocal against 1.58-1.61 ms divided;
+// uint8, uint16 within the noise; uint4 1.19-1.42 against 1.41-1.45), presumably because the
+// divisions' long latency holds fewer loads in flight. So Intel CPUs always take it, others only
+// for streamed outputs.
+bool quantizes_by_reciprocal(bool streamed);
 
 // Tests: forces that choice (1 by the reciprocal where the target has the path, 0 by the
 // division); -1 restores the CPU's.
