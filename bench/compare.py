@@ -35,8 +35,10 @@ Every door is warmed once before the rounds (the Python doors with out= and with
 pages are touched and a released buffer waits in qdq's output cache, as in a caller's loop). Each
 door keeps its best time per round; ratios are medians over rounds of the ratio within a round
 (the machine's DRAM bandwidth moves within minutes). ORT's pool threads spin after a run and would
-take a core from whatever runs next, so every ORT door is followed by a 50 ms pause. A cell past
-4 s after a round takes no more rounds.
+take a core from whatever runs next, so every ORT door is followed by a 50 ms pause. On some
+machines memory-bound work runs slower for its first tens of milliseconds after any pause, so in
+16M cells every door is preceded by 60 ms of the cell's own Python call, untimed (RAMP_SECONDS).
+A cell past 4 s after a round takes no more rounds.
 
 Usage: python bench/compare.py [--threads 2] [--quick] [--sizes 16M,64K] [--cells 'onnx/Q/*->int4/*/*,...']
                               [--variants none|per-tensor|all] [--quark-library libquark_custom_ops.so]
@@ -72,6 +74,12 @@ SIZES = {"16M": (4096, 4096), "64K": (64, 1024)}
 PROBE_SHAPE = (64, 64)
 ORT_OPSETS = (21, 23, 24, 25)
 ORT_SPIN_SETTLE_SECONDS = 0.05
+# Memory-bound work that follows a pause of 50 ms or more runs up to 2.5x slower until about 30 ms
+# of it has run (measured on the Intel Xeon VM of sessions 10-13: Q float32 -> int8 at 16M took
+# 4.9, 4.7, 4.2, 3.3, 2.9 ... 2.1 ms in consecutive calls after a 50 ms sleep, 2.0-2.2 ms
+# throughout without the pause). So before each door of a 16M cell the cell's own Python call runs
+# untimed for this long: every door starts from the same state, whatever ran before it.
+RAMP_SECONDS = 0.06
 CELL_BUDGET_SECONDS = 4.0  # after one round, a cell stops taking rounds past this
 BIG = 1 << 20
 
@@ -541,6 +549,14 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
         if door.note:
             result.notes.append(f"{name} {door.note}")
 
+    warm_call = (lambda: call(out=out)) if has_out else call
+
+    def ramp():
+        if big:
+            started = time.perf_counter()
+            while time.perf_counter() - started < RAMP_SECONDS:
+                warm_call()
+
     per_round_times: dict[str, list[float]] = {}
     cell_started = time.perf_counter()
     rounds_done = 0
@@ -552,8 +568,10 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
             break
         rounds_done += 1
         for name, fn in doors.items():
+            ramp()
             per_round_times.setdefault(name, []).append(fn())
         for name, door in ort_doors.items():
+            ramp()
             per_round_times.setdefault(name + "_py", []).append(best_of(door.run_python, per_round))
             for _ in range(0 if door.shared else per_round):
                 door.run_profiled()
