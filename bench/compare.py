@@ -15,6 +15,9 @@ Which combinations (see enumerate_cells):
     another scale type) at per-tensor granularity; --variants all, at every granularity.
 Granularities: per-tensor, per-axis on the last and on the first axis, blocked B=32 on the first and
 on the last axis (ONNX only), and for DirectML the broadcast scale shapes [1,1], [1,N] and [M,1].
+ONNX cells pass no zero point (Q names its output type with output_dtype); with --zero-points each
+canonical ONNX cell is also timed with a zero-point tensor (granularity shown as e.g.
+"per-axis-last+zp"), as models before opset 21 carry one.
 
 Doors timed for every cell, in alternating rounds on the same inputs:
   kernel   qdq::execute into a preallocated buffer, timed in C++ (qdq._qdq._bench_*; ONNX cells
@@ -40,7 +43,7 @@ machines memory-bound work runs slower for its first tens of milliseconds after 
 16M cells every door is preceded by 60 ms of the cell's own Python call, untimed (RAMP_SECONDS).
 A cell past 4 s after a round takes no more rounds.
 
-Usage: python bench/compare.py [--threads 2] [--quick] [--sizes 16M,64K] [--cells 'onnx/Q/*->int4/*/*,...']
+Usage: python bench/compare.py [--threads 2] [--quick] [--sizes 16M,64K] [--cells 'onnx/Q/*->int4/*/*,...'] [--zero-points]
                               [--variants none|per-tensor|all] [--quark-library libquark_custom_ops.so]
                               [--json out.json] [--from-json out.json] [--list] [--write docs/performance.md]
 """
@@ -129,8 +132,13 @@ class Cell:
     def q(self) -> int:
         return self.y if self.op == "Q" else self.x
 
+    @property
+    def label(self) -> str:
+        """The granularity as shown: "+zp" marks an ONNX cell given a zero-point tensor."""
+        return self.grain + ("+zp" if self.family == "onnx" and self.zp is not None else "")
+
     def key(self) -> str:
-        return f"{self.family}/{self.op}/{NAME[self.x]}->{NAME[self.y]}/{NAME[self.scale]}/{self.grain}"
+        return f"{self.family}/{self.op}/{NAME[self.x]}->{NAME[self.y]}/{NAME[self.scale]}/{self.label}"
 
 
 FAMILY_GRAINS = {
@@ -236,13 +244,15 @@ def accepted(cell: Cell) -> Optional[np.dtype]:
     return y.dtype
 
 
-def enumerate_cells(variants: str) -> list[Cell]:
+def enumerate_cells(variants: str, zero_points: bool = False) -> list[Cell]:
     """Every (family, op, x type, output type) the front doors accept, at every granularity.
 
     The candidates are every combination of element types from the table; one is accepted if qdq's
     Python function takes it on a tiny tensor. Of the accepted scale types for an (x, output) pair,
     the canonical one (Q: x's own type, or float32 when x is int32 or for Quark; DQ: the output
     type, with output_dtype unset) is timed at every granularity; the others are variants.
+    zero_points: also every canonical ONNX cell given a zero-point tensor (Q: of the output type,
+    naming it, as models before opset 21 must; DQ: of x's type), where the front door accepts it.
     """
     codes = sorted(TABLE)
     float_types = {CODE["float32"], CODE["float16"], CODE["bfloat16"]}
@@ -279,10 +289,15 @@ def enumerate_cells(variants: str) -> list[Cell]:
                 candidate = Cell(**{**cell.__dict__, "grain": grain, "canonical": canonical})
                 if grain == "per-tensor" or accepted(candidate) == dtype(candidate.y):
                     cells.append(candidate)
+                if zero_points and canonical and cell.family == "onnx":
+                    with_zp = Cell(**{**candidate.__dict__, "zp": cell.y if cell.op == "Q" else cell.x,
+                                      "out_attr": 0 if cell.op == "Q" else cell.out_attr})
+                    if accepted(with_zp) == dtype(with_zp.y):
+                        cells.append(with_zp)
     order = {f: i for i, f in enumerate(FAMILY_GRAINS)}
     grain_order = {g: i for f in FAMILY_GRAINS.values() for i, g in enumerate(f)}
-    cells.sort(key=lambda c: (order[c.family], c.op != "Q", not c.canonical, c.x, c.y, c.scale, c.out_attr,
-                              grain_order[c.grain]))
+    cells.sort(key=lambda c: (order[c.family], c.op != "Q", not c.canonical, c.x, c.y, c.scale,
+                              c.family == "onnx" and c.zp is not None, c.out_attr, grain_order[c.grain]))
     return cells
 
 
@@ -670,7 +685,7 @@ def row(r: Result) -> str:
     if ort_scalar(r) and q.get("ort_py/py") is not None:
         ort_speedup += " s"
     notes = f" ({'; '.join(r.notes)})" if r.notes else ""
-    return (f"| {r.size} | {c.family} | {c.op} | {NAME[c.x]} → {NAME[c.y]} | {NAME[c.scale]} | {c.grain} | {kernel_us} "
+    return (f"| {r.size} | {c.family} | {c.op} | {NAME[c.x]} → {NAME[c.y]} | {NAME[c.scale]} | {c.label} | {kernel_us} "
             f"| {rate} | {fmt(q.get('of_best'))} | {fmt(q.get('memcpy'))} | {us(t.get('py'))} | {fmt(q.get('py_out/kernel'))} "
             f"| {fmt(q.get('py/kernel'))} | {fmt(q.get('sub/8bit'))} | {us(t.get('ort_py'))}{notes} | {ort_speedup} "
             f"| {fmt(q.get('ort_kernel/kernel'), '.2f', 'x')} | {us(t.get('lib_py'))} "
@@ -790,6 +805,8 @@ def main() -> int:
     parser.add_argument("--variants", choices=["none", "per-tensor", "all"], default="none",
                         help="the other accepted scale types (and DQ output_dtype with another scale type): "
                         "none, at per-tensor only, or at every granularity")
+    parser.add_argument("--zero-points", action="store_true",
+                        help="also time every canonical ONNX cell given a zero-point tensor (granularity '...+zp')")
     parser.add_argument("--quark-library", metavar="PATH", help="Quark's CPU custom-op library (.so)")
     parser.add_argument("--list", action="store_true", help="print the cell keys and exit")
     parser.add_argument("--json", metavar="FILE", help="write every measurement as JSON")
@@ -798,7 +815,7 @@ def main() -> int:
     args = parser.parse_args()
     _qdq._set_num_threads(args.threads)
 
-    cells = enumerate_cells(args.variants)
+    cells = enumerate_cells(args.variants, args.zero_points)
     if args.cells:
         patterns = [p.strip() for p in args.cells.split(",") if p.strip()]
         cells = [c for c in cells if any(fnmatch.fnmatchcase(c.key(), p) for p in patterns)]
