@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "qdq/qdq.hpp"
@@ -469,6 +470,51 @@ TEST(ValidationSection3, Case16Float8ZeroPointNonZero) {
   a.axis = 0;
   EXPECT_TRUE(Rejected(Q(zeros(E::kFloat32, {3, 2}), zeros(E::kFloat32, {3}), &per_axis, a),
                        {"QuantizeLinear-25", "element 2", "is -1"}));
+}
+
+// The all-zero check of float8 and float4 zero points reads the codes' bytes: every code at the
+// first, a middle and the last of 67 per-axis elements (float4 also the last whole byte's), against the rule written out (+0, and -0
+// where the format spells it with the sign bit alone; FNUZ's 0x80 is NaN), float4 in both layouts
+// with the packed tensor's padding nibble and the high bits of one code per byte set.
+TEST(ValidationSection3, ZeroPointAllZeroCheckEveryCodeAtEveryPosition) {
+  const Tensor x = zeros(E::kFloat32, {2, 67});
+  const Tensor scale = f32(std::vector<float>(67, 1.0f), {67});
+  struct Float8 {
+    E type;
+    bool has_negative_zero;
+  };
+  for (const Float8 f : {Float8{E::kFloat8E4M3FN, true}, Float8{E::kFloat8E4M3FNUZ, false},
+                         Float8{E::kFloat8E5M2, true}, Float8{E::kFloat8E5M2FNUZ, false}}) {
+    for (const uint64_t position : {0u, 33u, 66u}) {
+      for (uint32_t code = 0; code < 256; ++code) {
+        Tensor zp = zeros(f.type, {67});
+        zp.bytes[position] = static_cast<uint8_t>(code);
+        const bool zero = code == 0 || (f.has_negative_zero && code == 0x80);
+        EXPECT_EQ(Q(x, scale, &zp).ok(), zero) << "code 0x" << std::hex << code << " at " << std::dec << position;
+      }
+    }
+  }
+  const Tensor x4 = zeros(E::kFloat4E2M1, {2, 67});
+  const std::vector<int64_t> shape = {67};
+  qdq::DequantizeLinearAttributes d;
+  d.axis = 1;
+  for (const uint64_t position : {0u, 33u, 65u, 66u}) {  // 65: the last whole byte; 66: the partial one
+    for (uint32_t code = 0; code < 16; ++code) {
+      const bool zero = code == 0 || code == 0x8;  // +0 and -0
+      std::vector<uint8_t> packed(34, 0);
+      packed[33] = 0x50;  // the padding nibble past element 66
+      packed[position / 2] |= static_cast<uint8_t>(code << (4 * (position % 2)));
+      std::vector<uint8_t> one_per_byte(67, 0xA0);  // high bits, ignored
+      one_per_byte[position] |= static_cast<uint8_t>(code);
+      for (const auto& [bytes, layout] : {std::pair{&packed, qdq::SubByteLayout::kPacked},
+                                          std::pair{&one_per_byte, qdq::SubByteLayout::kOneCodePerByte}}) {
+        const qdq::TensorView zv{E::kFloat4E2M1, shape, bytes->data(), layout};
+        EXPECT_EQ(qdq::plan_dequantize_linear(x4.view(), scale.view(), &zv, d).ok(), zero)
+            << "float4 code 0x" << std::hex << code << " at " << std::dec << position << " layout "
+            << static_cast<int>(layout);
+      }
+    }
+  }
 }
 
 // DQ with float4e2m1 x: the reference ignores the zero point, the formula subtracts it; qdq

@@ -123,9 +123,41 @@ Status check_zero_point_shape(const std::string& op, const TensorView& scale,
                                   "; the zero point must have the scale's shape");
 }
 
+namespace {
+// Whether codes [0, count) of a zero-point tensor of at most 8 bits are all +0 or -0, read a byte at
+// a time on the codes' bits; false also where that cannot be told on the bits (the caller's element
+// loop then decides, and names the first non-zero element). Decoding each element took 4-5 ms for
+// a blocked float8 zero point of 512K elements, as long as the quantization it came with.
+bool all_codes_zero(const ElementTypeInfo& type, const TensorView& zp, uint64_t count) {
+  if (type.bits > 8 || codec::decode(type, 0) != 0.0) return false;  // e8m0's code 0 is 2^-127
+  const auto bits = static_cast<unsigned>(type.bits);
+  const uint32_t low = (1u << bits) - 1;
+  const uint32_t sign = 1u << (bits - 1);
+  // Bits that must be clear in every code: all of them, or all but the sign where the sign bit
+  // alone spells -0 (float8 e4m3fn/e5m2, float4e2m1: 0x80 / 0x8; FNUZ's 0x80 is its NaN).
+  const uint32_t must_be_clear = codec::decode(type, sign) == 0.0 ? low & ~sign : low;
+  const auto* bytes = static_cast<const uint8_t*>(zp.data);
+  uint32_t seen = 0;
+  if (bits == 8 || zp.layout == SubByteLayout::kOneCodePerByte) {  // a code per byte, high bits ignored
+    for (uint64_t i = 0; i < count; ++i) seen |= bytes[i] & must_be_clear;
+    return seen == 0;
+  }
+  const uint64_t per_byte = 8 / bits;  // packed: low bits first
+  uint32_t byte_mask = 0;
+  for (uint64_t j = 0; j < per_byte; ++j) byte_mask |= must_be_clear << (j * bits);
+  const uint64_t whole_bytes = count / per_byte;
+  for (uint64_t i = 0; i < whole_bytes; ++i) seen |= bytes[i] & byte_mask;
+  for (uint64_t i = whole_bytes * per_byte; i < count; ++i) {  // a last byte's codes (not its padding)
+    seen |= codec::load_code(zp.data, type, i, zp.layout) & must_be_clear;
+  }
+  return seen == 0;
+}
+}  // namespace
+
 Status check_zero_point_all_zero(const std::string& op, std::string_view role, const TensorView& zp,
                                  uint64_t count, std::string_view why) {
   const ElementTypeInfo& type = info(zp.type);
+  if (all_codes_zero(type, zp, count)) return {};
   for (uint64_t i = 0; i < count; ++i) {
     const double value = codec::load_value(zp.data, type, i, zp.layout);
     if (value != 0.0) {  // NaN compares unequal, so it is rejected too
