@@ -563,20 +563,15 @@ inline void LoadSubByteCodesAsFloat(const ElementTypeInfo& type, const void* dat
   }
   const unsigned per_byte_log2 = bits == 4 ? 1 : 2;  // 2 or 4 codes per byte
   const uint64_t in_byte_mask = (uint64_t{1} << per_byte_log2) - 1;
+  auto value_of = [&](uint64_t e) { return values[(bytes[e >> per_byte_log2] >> ((e & in_byte_mask) * bits)) & mask]; };
   size_t i = 0;
-  for (; i < count && ((index + i) & in_byte_mask) != 0; ++i) {  // up to the first whole byte
-    const uint64_t e = index + i;
-    out[i] = values[(bytes[e >> per_byte_log2] >> ((e & in_byte_mask) * bits)) & mask];
-  }
+  for (; i < count && ((index + i) & in_byte_mask) != 0; ++i) out[i] = value_of(index + i);  // to a whole byte
   const size_t per_byte = size_t{1} << per_byte_log2;
   for (; i + per_byte <= count; i += per_byte) {  // whole bytes
     const uint32_t byte = bytes[(index + i) >> per_byte_log2];
     for (size_t j = 0; j < per_byte; ++j) out[i + j] = values[(byte >> (j * bits)) & mask];
   }
-  for (; i < count; ++i) {
-    const uint64_t e = index + i;
-    out[i] = values[(bytes[e >> per_byte_log2] >> ((e & in_byte_mask) * bits)) & mask];
-  }
+  for (; i < count; ++i) out[i] = value_of(index + i);
 }
 
 // `count` contiguous values of a tensor as W, lanes past `count` (up to a vector) zeroed.
