@@ -516,6 +516,11 @@ struct Context {
   uint8_t* mask;
   // RangeBuffers::side_reduction: the GroupStream<x's type> that QuantizeUniform steps, or null.
   void* side_stream = nullptr;
+  // RangeBuffers::prefetch: the next byte to fetch and the end, advanced by QuantizeUniform.
+  struct PrefetchCursor {
+    const char* next;
+    const char* end;
+  }* prefetch = nullptr;
   // Per-element scales and zero points converted once per run that repeats (ConvertedOperand).
   ConvertedOperand* converted_scale = nullptr;
   ConvertedOperand* converted_zero_point = nullptr;
@@ -1233,6 +1238,16 @@ struct SideCursor<kX, true> {
   using type = typename GroupStream<kX>::Cursor;
 };
 
+// Asks for the cache line holding p toward the L2 cache, without waiting for it (a prefetch of
+// an unmapped address is dropped, never a fault).
+HWY_INLINE void PrefetchForLater(const char* p) {
+#if HWY_ARCH_X86
+  _mm_prefetch(p, _MM_HINT_T1);
+#else
+  hn::Prefetch(p);
+#endif
+}
+
 // Whole vectors [0, count) of x (count a multiple of the lanes) divided in float32 by one scale
 // and given one zero point: the hot loop of per-tensor and per-block plans, four vectors a step and
 // free of WalkVectors' per-vector choices (division precision, per-element operands). 8-bit code
@@ -1275,7 +1290,15 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   if constexpr (kHasSideStream<kX>) {
     if (side != nullptr) cursor = side->Take();
   }
+  // RangeBuffers::prefetch, paced by x: a line ahead for every line of x loaded here.
+  const char* ahead = c.prefetch != nullptr ? c.prefetch->next : nullptr;
+  const char* const ahead_end = c.prefetch != nullptr ? c.prefetch->end : nullptr;
   auto step_side = [&](int vectors) HWY_ATTR {
+    if (ahead < ahead_end) {
+      const size_t bytes = static_cast<size_t>(vectors) * N * sizeof(typename XInput<kX>::T);
+      for (size_t b = 0; b < bytes; b += 64) PrefetchForLater(ahead + b);
+      ahead += bytes;
+    }
     if constexpr (kHasSideStream<kX>) {
       if (side != nullptr) {
         for (int v = 0; v < vectors; ++v) side->Step(cursor);
@@ -1301,6 +1324,7 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   if constexpr (kHasSideStream<kX>) {
     if (side != nullptr) side->Give(cursor);
   }
+  if (c.prefetch != nullptr) c.prefetch->next = ahead;
 }
 
 // Uniform float32 quantization to the <= 16-bit integers by multiplication with the scale's
@@ -2204,6 +2228,9 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
                                    : buffers.fused_dequantize ? SelectFakeQuant(plan)
                                                               : Select(plan);
   c.side_stream = nullptr;
+  Context::PrefetchCursor prefetch{static_cast<const char*>(buffers.prefetch),
+                                   static_cast<const char*>(buffers.prefetch) + buffers.prefetch_bytes};
+  c.prefetch = buffers.prefetch != nullptr ? &prefetch : nullptr;
   c.by_reciprocal = quantizes_by_reciprocal(c.stream_output);
   ConvertedOperand converted_scale, converted_zero_point;
   c.converted_scale = &converted_scale;

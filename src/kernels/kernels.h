@@ -50,6 +50,12 @@ struct RangeBuffers {
   // Quantize plans without range_mask or fused_dequantize, float x: also this reduction, done by
   // the time execute_range returns.
   const SideReduction* side_reduction = nullptr;
+  // Quantize plans: bytes [prefetch, prefetch + prefetch_bytes) (dynamic quantization's next chunk
+  // of x) are requested toward the L2 cache as the quantization loads x, a line for each line of x,
+  // so that the chunk's reduction then reads cache while memory was busy during this range's
+  // arithmetic. Only hot loops that load whole vectors of x advance it; the rest ignore it.
+  const void* prefetch = nullptr;
+  uint64_t prefetch_bytes = 0;
 };
 
 // Whether a SideReduction beside the quantization beats reducing each chunk before quantizing it,

@@ -579,14 +579,23 @@ uint64_t zero_points_per_byte(const MutableTensorView* zero_point) {
   return static_cast<uint64_t>(info(zero_point->type).elements_per_byte());
 }
 
+// What a chunk's quantization does for the task's next chunk (null fields: nothing): reduce it
+// (kernels::RangeBuffers::side_reduction) or fetch its x toward the cache (RangeBuffers::prefetch).
+struct NextChunk {
+  const kernels::SideReduction* side = nullptr;
+  const void* prefetch = nullptr;
+  uint64_t prefetch_bytes = 0;
+};
+
 // A contiguous geometry's groups in chunks of at most kCacheChunkElements elements (or one group),
-// threaded: per_chunk(first, last, extremes, side) runs after groups [first, last) are reduced into
+// threaded: per_chunk(first, last, extremes, next) runs after groups [first, last) are reduced into
 // `extremes`, while their stretch of x is in cache. Task boundaries fall on multiples of
 // `alignment` groups (zero_points_per_byte), so no byte of packed zero points has two writers.
-// With `ahead`, a task reduces only its first chunk itself: `side` then names the next chunk's
+// With `ahead`, a task reduces only its first chunk itself: next.side then names the next chunk's
 // reduction (into the other of two arrays; null after the last chunk), which per_chunk must run,
-// by kernels::execute_range beside its quantization (RangeBuffers::side_reduction). Without, side
-// is null. `ahead` needs every group to be whole and a multiple of 16 elements.
+// by kernels::execute_range beside its quantization. Without, next.prefetch names the next
+// chunk's x, for per_chunk to pass on (or ignore). `ahead` needs every group to be whole and a
+// multiple of 16 elements.
 template <class PerChunk>
 void for_each_chunk(const TensorView& x, const Geometry& g, const ParallelFor& host, uint64_t alignment, bool ahead,
                     PerChunk&& per_chunk) {
@@ -603,15 +612,19 @@ void for_each_chunk(const TensorView& x, const Geometry& g, const ParallelFor& h
     ExtremesArrays* next = &second_arrays;
     for (uint64_t first = t * size; first < task_end;) {
       const uint64_t last = std::min(task_end, first + groups_per_chunk);
+      const uint64_t next_last = std::min(task_end, last + groups_per_chunk);
       if (!ahead) {
         reduce_contiguous_groups(x, g, first, last, current->view());
-        per_chunk(first, last, current->view(), nullptr);
+        const uint64_t element_bytes = info(x.type).bits / 8;  // float x: whole bytes
+        NextChunk next_chunk;
+        next_chunk.prefetch = static_cast<const char*>(x.data) + group_start(g, last) * element_bytes;
+        next_chunk.prefetch_bytes = (group_start(g, next_last) - group_start(g, last)) * element_bytes;
+        per_chunk(first, last, current->view(), next_chunk);
       } else {
         if (first == t * size) reduce_contiguous_groups(x, g, first, last, current->view());
-        const uint64_t next_last = std::min(task_end, last + groups_per_chunk);
         const kernels::SideReduction side{x.type, x.data, group_start(g, last), group_start(g, next_last), group_elements,
                                           next->view()};
-        per_chunk(first, last, current->view(), next_last > last ? &side : nullptr);
+        per_chunk(first, last, current->view(), NextChunk{next_last > last ? &side : nullptr});
         std::swap(current, next);
       }
       first = last;
@@ -655,8 +668,7 @@ Status compute_qparams(const TensorView& x, const QparamsOptions& options, const
     return {};
   }
   // Contiguous groups: each task finishes its own groups right after reducing them.
-  const auto finish_chunk = [&](uint64_t first, uint64_t last, const kernels::GroupExtremes& extremes,
-                                const kernels::SideReduction*) {
+  const auto finish_chunk = [&](uint64_t first, uint64_t last, const kernels::GroupExtremes& extremes, const NextChunk&) {
     write_groups(r, extremes, first, last - first, scale, zero_point);
   };
   for_each_chunk(x, g, execution.parallel_for, zero_points_per_byte(zero_point), false, finish_chunk);
@@ -710,10 +722,12 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   if (packed_y) static_cast<unsigned char*>(y.data)[storage_bytes(y.type, g.element_count) - 1] = 0;
   const Layout canonical = exec::canonical_layout(plan.value().layout);
   const auto finish_and_quantize_chunk = [&](uint64_t first, uint64_t last, const kernels::GroupExtremes& extremes,
-                                             const kernels::SideReduction* side) {
+                                             const NextChunk& next) {
     write_groups(r, extremes, first, last - first, scale, zero_point);
     kernels::RangeBuffers buffers;
-    buffers.side_reduction = side;
+    buffers.side_reduction = next.side;
+    buffers.prefetch = next.prefetch;
+    buffers.prefetch_bytes = next.prefetch_bytes;
     kernels::execute_range(plan.value(), canonical, group_start(g, first), group_start(g, last), y, buffers);
   };
   // The next chunk's reduction rides along with this chunk's quantization when the groups are
