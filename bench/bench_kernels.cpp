@@ -10,6 +10,7 @@
 
 #include "qdq/directml.hpp"
 #include "qdq/fake_quant.hpp"
+#include "page_vector.h"
 #include "qdq/qdq.hpp"
 
 namespace {
@@ -63,12 +64,12 @@ void time_plan(benchmark::State& state, const qdq::Result<qdq::Plan>& plan, cons
 void BM_Quantize(benchmark::State& state, ElementType out, Grain grain) {
   const Cell c = make_cell(state.range(0), grain);
   const uint64_t n = count(c.shape);
-  std::vector<float> x(n), scale(count(c.scale_shape));
+  qdq_bench::PageVector<float> x(n), scale(count(c.scale_shape));
   std::mt19937 g(1);
   std::normal_distribution<float> normal(0.0f, 3.0f);
   for (float& v : x) v = normal(g);
   for (float& s : scale) s = 0.05f + static_cast<float>(g() % 100) / 1000.0f;
-  std::vector<uint8_t> y(qdq::storage_bytes(out, n));
+  qdq_bench::PageVector<uint8_t> y(qdq::storage_bytes(out, n));
   qdq::QuantizeLinearAttributes a;
   a.axis = c.axis;
   a.block_size = c.block;
@@ -82,10 +83,10 @@ void BM_Quantize(benchmark::State& state, ElementType out, Grain grain) {
 void BM_Dequantize(benchmark::State& state, ElementType in, Grain grain) {
   const Cell c = make_cell(state.range(0), grain);
   const uint64_t n = count(c.shape);
-  std::vector<uint8_t> x(qdq::storage_bytes(in, n));
+  qdq_bench::PageVector<uint8_t> x(qdq::storage_bytes(in, n));
   std::mt19937 g(2);
   for (uint8_t& b : x) b = static_cast<uint8_t>(g() % 0x70);  // finite float8 codes too
-  std::vector<float> scale(count(c.scale_shape), 0.125f), y(n);
+  qdq_bench::PageVector<float> scale(count(c.scale_shape), 0.125f), y(n);
   qdq::DequantizeLinearAttributes a;
   a.axis = c.axis;
   a.block_size = c.block;
@@ -132,12 +133,12 @@ DmlCell make_dml_cell(int64_t elements, DmlGrain grain) {
 void BM_DmlQuantize(benchmark::State& state, DmlGrain grain) {
   const DmlCell c = make_dml_cell(state.range(0), grain);
   const uint64_t n = count(c.sizes);
-  std::vector<float> x(c.x_elements), scale(c.scale_elements);
+  qdq_bench::PageVector<float> x(c.x_elements), scale(c.scale_elements);
   std::mt19937 g(1);
   std::normal_distribution<float> normal(0.0f, 3.0f);
   for (float& v : x) v = normal(g);
   for (float& s : scale) s = 0.05f + static_cast<float>(g() % 100) / 1000.0f;
-  std::vector<uint8_t> y(n);
+  qdq_bench::PageVector<uint8_t> y(n);
   const qdq::DmlTensorDesc xd{ElementType::kFloat32, c.sizes, c.x_strides, 0, x.data()};
   const qdq::DmlTensorDesc sd{ElementType::kFloat32, c.sizes, c.scale_strides, 0, scale.data()};
   const qdq::DmlTensorDesc yd{ElementType::kUint8, c.sizes, {}, 0, nullptr};
@@ -148,10 +149,10 @@ void BM_DmlQuantize(benchmark::State& state, DmlGrain grain) {
 void BM_DmlDequantize(benchmark::State& state, DmlGrain grain) {
   const DmlCell c = make_dml_cell(state.range(0), grain);
   const uint64_t n = count(c.sizes);
-  std::vector<uint8_t> x(c.x_elements);
+  qdq_bench::PageVector<uint8_t> x(c.x_elements);
   std::mt19937 g(2);
   for (uint8_t& b : x) b = static_cast<uint8_t>(g());
-  std::vector<float> scale(c.scale_elements, 0.125f), y(n);
+  qdq_bench::PageVector<float> scale(c.scale_elements, 0.125f), y(n);
   const qdq::DmlTensorDesc xd{ElementType::kUint8, c.sizes, c.x_strides, 0, x.data()};
   const qdq::DmlTensorDesc sd{ElementType::kFloat32, c.sizes, c.scale_strides, 0, scale.data()};
   const qdq::DmlTensorDesc yd{ElementType::kFloat32, c.sizes, {}, 0, nullptr};
@@ -167,7 +168,7 @@ enum class FakeQuantForm { kFused, kFusedWithMask, kComposed };
 void BM_FakeQuant(benchmark::State& state, ElementType codes, Grain grain, FakeQuantForm form) {
   const Cell c = make_cell(state.range(0), grain);
   const uint64_t n = count(c.shape);
-  std::vector<float> x(n), scale(count(c.scale_shape)), y(n);
+  qdq_bench::PageVector<float> x(n), scale(count(c.scale_shape)), y(n);
   std::mt19937 g(3);
   std::normal_distribution<float> normal(0.0f, 3.0f);
   for (float& v : x) v = normal(g);
@@ -185,7 +186,7 @@ void BM_FakeQuant(benchmark::State& state, ElementType codes, Grain grain, FakeQ
   }
   const qdq::MutableTensorView yv{ElementType::kFloat32, c.shape, y.data()};
   if (form == FakeQuantForm::kComposed) {
-    std::vector<uint8_t> q(qdq::storage_bytes(codes, n));
+    qdq_bench::PageVector<uint8_t> q(qdq::storage_bytes(codes, n));
     qdq::DequantizeLinearAttributes d;
     d.axis = c.axis;
     d.block_size = c.block;
@@ -196,7 +197,7 @@ void BM_FakeQuant(benchmark::State& state, ElementType codes, Grain grain, FakeQ
       benchmark::ClobberMemory();
     }
   } else {
-    std::vector<uint8_t> mask(form == FakeQuantForm::kFusedWithMask ? n : 0);
+    qdq_bench::PageVector<uint8_t> mask(form == FakeQuantForm::kFusedWithMask ? n : 0);
     const qdq::MutableTensorView mv{ElementType::kUint8, c.shape, mask.data()};
     for (auto _ : state) {
       benchmark::DoNotOptimize(qdq::execute(fused.value(), yv, form == FakeQuantForm::kFusedWithMask ? &mv : nullptr));
@@ -209,7 +210,7 @@ void BM_FakeQuant(benchmark::State& state, ElementType codes, Grain grain, FakeQ
 // memcpy of `bytes` / 2 (so read + write = bytes), split over the default pool's threads.
 void BM_Memcpy(benchmark::State& state) {
   const size_t bytes = static_cast<size_t>(state.range(0)) * 5 / 2;  // f32 -> 8-bit: 5 bytes per element
-  std::vector<uint8_t> a(bytes, 1), b(bytes);
+  qdq_bench::PageVector<uint8_t> a(bytes, 1), b(bytes);
   for (auto _ : state) {
     std::memcpy(b.data(), a.data(), bytes);
     benchmark::ClobberMemory();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "page_vector.h"
 #include "qdq/qdq.hpp"
 #include "qdq/toolkit.hpp"
 
@@ -43,8 +44,8 @@ enum class Mode { kDynamic, kQparams, kPlainQuantize };
 
 struct Buffers {
   std::vector<int64_t> shape, scale_shape;
-  std::vector<float> x;
-  std::vector<uint8_t> y, scale, zero_point;
+  qdq_bench::PageVector<float> x;
+  qdq_bench::PageVector<uint8_t> y, scale, zero_point;
   qdq::QparamsOptions options;
 };
 
@@ -106,11 +107,11 @@ void BM_Toolkit(benchmark::State& state, Cell c, Mode mode) {
 void BM_DynamicQuantizeLinear(benchmark::State& state) {
   const int64_t n = state.range(0);
   const std::vector<int64_t> shape = {n};
-  std::vector<float> x(static_cast<size_t>(n));
+  qdq_bench::PageVector<float> x(static_cast<size_t>(n));
   std::mt19937 g(2);
   std::normal_distribution<float> normal(0.0f, 3.0f);
   for (float& v : x) v = normal(g);
-  std::vector<uint8_t> y(static_cast<size_t>(n));
+  qdq_bench::PageVector<uint8_t> y(static_cast<size_t>(n));
   float scale;
   uint8_t zp;
   for (auto _ : state) {
