@@ -120,6 +120,52 @@ TEST_F(ToolkitTargets, ExtremesMatchAScalarLoopOnEveryTarget) {
   }
 }
 
+// Column-wise extremes (blocks along a non-last axis): rows of `width` elements `stride` apart,
+// from an unaligned start, across tile widths (4 vectors, 1 vector, single columns); on clean
+// data (the register tiles), data with NaN, infinities, -0 and subnormals (the column-by-column
+// re-check), and clean data with +inf and -inf in different columns of one tile.
+TEST_F(ToolkitTargets, ColumnExtremesMatchAScalarLoopOnEveryTarget) {
+  std::mt19937 rng(kSeed + 5);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (ElementType type : {ElementType::kFloat32, ElementType::kFloat16, ElementType::kBfloat16}) {
+      for (size_t width : {size_t{1}, size_t{7}, size_t{16}, size_t{70}, size_t{200}}) {
+        for (size_t rows : {size_t{1}, size_t{5}, size_t{32}}) {
+          const size_t stride = width + 3, n = 3 + rows * stride;
+          for (int kind = 0; kind < 3; ++kind) {
+            std::vector<float> values;
+            std::vector<uint8_t> bytes = random_values(type, n, rng, &values);
+            if (kind != 1) {  // clean: normal values, exact in every x type (stored, then read back)
+              for (size_t i = 0; i < n; ++i) {
+                const float v = kind == 2 && i == 3 + (rows - 1) * stride ? std::numeric_limits<float>::infinity()
+                                : kind == 2 && i == 3 + width / 2     ? -std::numeric_limits<float>::infinity()
+                                                                      : normal(rng);
+                const ElementTypeInfo& t = info(type);
+                codec::store_code(bytes.data(), t, i,
+                                  type == ElementType::kFloat32 ? std::bit_cast<uint32_t>(v)
+                                                                : codec::encode_float(t, v, codec::Overflow::kInfOrNan));
+                values[i] = static_cast<float>(codec::load_value(bytes.data(), t, i));
+              }
+            }
+            std::vector<float> mins(width), maxs(width);
+            std::vector<uint8_t> nans(width);
+            kernels::reduce_columns(type, bytes.data(), 3, rows, stride, width, {mins.data(), maxs.data(), nans.data()});
+            for (size_t j = 0; j < width; ++j) {
+              std::vector<float> column(rows);
+              for (size_t r = 0; r < rows; ++r) column[r] = values[3 + r * stride + j];
+              expect_same(kernels::Extremes{mins[j], maxs[j], nans[j] != 0}, scalar_extremes(column.data(), rows),
+                          kernels::target_name(target) + " " + std::string(qdq::name(type)) + " kind " +
+                              std::to_string(kind) + " width " + std::to_string(width) + " rows " +
+                              std::to_string(rows) + " column " + std::to_string(j));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Batches of whole-vector groups (16 groups at once on AVX-512, 8 on AVX2) on data without NaN or
 // infinities, which take the batched fold; then one NaN, or +inf and -inf in different groups of
 // one batch (whose summed check is NaN: the batch is reduced again group by group).
@@ -349,6 +395,12 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kInt8, ScaleMethod::kMinMax, G::kPerAxis, 0, 0, {80, 2048}, E::kFloat32, E::kBfloat16, 20000},
       {E::kUint16, ScaleMethod::kMinMax, G::kBlocked, -1, 256, {40, 4096}, E::kFloat32, E::kFloat32, 0},
       {E::kFloat8E4M3FN, ScaleMethod::kMxFloor, G::kBlocked, -1, 64, {32, 4096}, E::kFloat8E8M0, E::kFloat32, 7000},
+      // Blocks along a non-last axis whose slabs (a block's rows) fit in cache: reduced column by
+      // column and quantized slab by slab, threaded, with a short last block and specials.
+      {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, 0, 32, {100, 1024}, E::kFloat32, E::kFloat32, 5000},
+      {E::kUint8, ScaleMethod::kSymmetric, G::kBlocked, 1, 16, {3, 70, 200}, E::kFloat16, E::kFloat16, 3000},
+      {E::kFloat8E4M3FN, ScaleMethod::kMxFloor, G::kBlocked, 0, 32, {64, 96}, E::kFloat8E8M0, E::kFloat32, 2000},
+      {E::kInt2, ScaleMethod::kMinMax, G::kBlocked, 0, 8, {40, 64}, E::kFloat32, E::kBfloat16, 0},
   };
   std::mt19937 rng(kSeed + 1);
   for (int64_t target : kernels::supported_targets()) {

@@ -56,6 +56,67 @@ void ReduceGroups(ElementType x_type, const void* x, uint64_t index, uint64_t co
   }
 }
 
+// Column j of `rows` rows one element at a time (NaN as +0 and flagged, as ReduceTyped's tail).
+template <ElementType kX>
+void ReduceOneColumn(const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t j, const GroupExtremes& out) {
+  Extremes e;
+  for (uint64_t r = 0; r < rows; ++r) {
+    const float v = ScalarValue(kX, x, index + r * stride + j);
+    const bool is_nan = v != v;
+    e.merge(Extremes{is_nan ? 0.0f : v, is_nan ? 0.0f : v, is_nan});
+  }
+  out.min[j] = e.min;
+  out.max[j] = e.max;
+  out.nan[j] = e.nan ? 1 : 0;
+}
+
+// Columns [j, j + kVectors * N) of `rows` rows (row r's column j at element index + r * stride):
+// each lane of a QuickAccumulator is one column, so the extremes need no horizontal fold and no
+// state but registers. Where a check is NaN (a NaN, or sums meeting +inf and -inf) the tile's
+// columns are reduced again one by one with the NaN rule of ReduceTyped's tail.
+template <ElementType kX, size_t kVectors>
+HWY_INLINE void ReduceColumnTile(const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t j,
+                                 const GroupExtremes& out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  QuickAccumulator acc[kVectors];
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint64_t at = index + r * stride + j;
+    for (size_t k = 0; k < kVectors; ++k) acc[k].Add(LoadLanes<kX>(x, at + k * N));
+  }
+  VF check = acc[0].check;
+  for (size_t k = 1; k < kVectors; ++k) check = hn::Add(check, acc[k].check);
+  if (hn::AllFalse(df, hn::IsNaN(check))) {
+    for (size_t k = 0; k < kVectors; ++k) {
+      hn::StoreU(acc[k].lo, df, out.min + j + k * N);
+      hn::StoreU(acc[k].hi, df, out.max + j + k * N);
+    }
+    std::memset(out.nan + j, 0, kVectors * N);
+    return;
+  }
+  for (uint64_t c = j; c < j + kVectors * N; ++c) ReduceOneColumn<kX>(x, index, rows, stride, c, out);
+}
+
+template <ElementType kX>
+void ReduceColumnsTyped(const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t width,
+                        const GroupExtremes& out) {
+  const size_t N = hn::Lanes(DF());
+  uint64_t j = 0;
+  for (; j + 4 * N <= width; j += 4 * N) ReduceColumnTile<kX, 4>(x, index, rows, stride, j, out);
+  for (; j + N <= width; j += N) ReduceColumnTile<kX, 1>(x, index, rows, stride, j, out);
+  for (; j < width; ++j) ReduceOneColumn<kX>(x, index, rows, stride, j, out);
+}
+
+void ReduceColumns(ElementType x_type, const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t width,
+                   const GroupExtremes& out) {
+  switch (x_type) {
+    case ElementType::kFloat32: return ReduceColumnsTyped<ElementType::kFloat32>(x, index, rows, stride, width, out);
+    case ElementType::kFloat16: return ReduceColumnsTyped<ElementType::kFloat16>(x, index, rows, stride, width, out);
+    case ElementType::kBfloat16: return ReduceColumnsTyped<ElementType::kBfloat16>(x, index, rows, stride, width, out);
+    default: return;
+  }
+}
+
 // --- The vector finish (the scalar definition: finish() in toolkit/qparams.cpp) ----------------
 
 // One vector of groups: the extremes at min/max/nan and the codes out, a full vector of each.
@@ -240,6 +301,7 @@ namespace qdq::kernels {
 HWY_EXPORT(ReduceExtremes);
 HWY_EXPORT(ReduceGroups);
 HWY_EXPORT(AccumulateExtremes);
+HWY_EXPORT(ReduceColumns);
 HWY_EXPORT(FinishGroups);
 
 void reduce_extremes(ElementType x_type, const void* x, uint64_t index, uint64_t count, Extremes* e) {
@@ -254,6 +316,11 @@ void reduce_groups(ElementType x_type, const void* x, uint64_t index, uint64_t c
 void accumulate_extremes(ElementType x_type, const void* x, uint64_t index, uint64_t count, float* mins, float* maxs,
                          uint32_t* nans) {
   HWY_DYNAMIC_DISPATCH(AccumulateExtremes)(x_type, x, index, count, mins, maxs, nans);
+}
+
+void reduce_columns(ElementType x_type, const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t width,
+                    const GroupExtremes& out) {
+  HWY_DYNAMIC_DISPATCH(ReduceColumns)(x_type, x, index, rows, stride, width, out);
 }
 
 void finish_groups(const FinishConstants& constants, const GroupExtremes& extremes, uint64_t count,

@@ -41,6 +41,12 @@ struct GroupExtremes {
 void reduce_groups(ElementType x_type, const void* x, uint64_t index, uint64_t count, uint64_t group,
                    const GroupExtremes& out);
 
+// Column-wise extremes of `rows` rows of `width` elements, row r starting at element
+// index + r * stride of x: column j's extremes go to out.min[j], out.max[j], out.nan[j]
+// (overwritten). Blocks along a non-last axis: each column of a block's rows is one group.
+void reduce_columns(ElementType x_type, const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t width,
+                    const GroupExtremes& out);
+
 // The finish stage (extremes -> scale and zero-point codes, docs/semantics.md "Scales from data")
 // in SIMD for its common cases; toolkit/qparams.cpp holds the scalar definition, which this
 // reproduces bit for bit and which takes the lanes this leaves to it.

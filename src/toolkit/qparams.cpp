@@ -35,6 +35,9 @@ constexpr uint32_t kE8M0Nan = 0xFF;
 // then quantizes while it is in cache (float32: 64 KiB, a slice of L2).
 constexpr uint64_t kMinElementsPerTask = uint64_t{1} << 16;
 constexpr uint64_t kCacheChunkElements = uint64_t{1} << 14;
+// The largest slab of x (a block's rows along a non-last axis) dynamic quantization reduces and
+// quantizes in one visit: 512 KiB of float32, within the L2 cache of the cores it ran on.
+constexpr uint64_t kCacheSlabElements = uint64_t{1} << 17;
 
 const char* method_name(ScaleMethod method) {
   switch (method) {
@@ -364,6 +367,26 @@ void reduce_contiguous_groups(const TensorView& x, const Geometry& g, uint64_t f
   }
 }
 
+// Extremes as the arrays write_groups reads.
+struct ExtremesArrays {
+  std::vector<float> min, max;
+  std::vector<uint8_t> nan;
+
+  explicit ExtremesArrays(uint64_t count) : min(count), max(count), nan(count) {}
+  kernels::GroupExtremes view() { return {min.data(), max.data(), nan.data()}; }
+};
+
+// Blocked along an axis with inner > 1, block `ob` (o * blocks + b) gathers x[o, a, i] for a in
+// block b, one group per i: the extremes of groups [ob * inner + i0, ... + width) into out's
+// arrays from index 0, each column of the block's rows reduced in registers.
+void reduce_block_columns(const TensorView& x, const Geometry& g, uint64_t ob, uint64_t i0, uint64_t width,
+                          const kernels::GroupExtremes& out) {
+  const uint64_t o = ob / g.blocks, b = ob % g.blocks;
+  const uint64_t first_row = b * g.block;
+  const uint64_t rows = std::min(g.axis_dim, first_row + g.block) - first_row;
+  kernels::reduce_columns(x.type, x.data, (o * g.axis_dim + first_row) * g.inner + i0, rows, g.inner, width, out);
+}
+
 // Every group's extremes (the first pass), threaded, for the geometries for_each_chunk does not
 // take: per-tensor and groups that are not contiguous.
 std::vector<Extremes> reduce_all(const TensorView& x, const Geometry& g, const ParallelFor& host) {
@@ -391,21 +414,15 @@ std::vector<Extremes> reduce_all(const TensorView& x, const Geometry& g, const P
     const uint64_t tasks = exec::task_count(host, units, std::max<uint64_t>(1, kMinElementsPerTask / per_unit));
     const uint64_t size = (units + tasks - 1) / tasks;
     exec::parallel_tasks(host, tasks, [&](uint64_t t) {
-      std::vector<float> mins(kTile), maxs(kTile);
-      std::vector<uint32_t> nans(kTile);
+      ExtremesArrays tile_extremes(kTile);
       for (uint64_t unit = t * size; unit < std::min(units, (t + 1) * size); ++unit) {
         const uint64_t tile = unit % tiles;
         const uint64_t ob = unit / tiles;  // o * blocks + b
-        const uint64_t o = ob / g.blocks, b = ob % g.blocks;
         const uint64_t i0 = tile * kTile, width = std::min(kTile, g.inner - i0);
-        std::fill_n(mins.begin(), width, std::numeric_limits<float>::infinity());
-        std::fill_n(maxs.begin(), width, -std::numeric_limits<float>::infinity());
-        std::fill_n(nans.begin(), width, 0u);
-        for (uint64_t a = b * g.block; a < std::min(g.axis_dim, (b + 1) * g.block); ++a) {
-          kernels::accumulate_extremes(x.type, x.data, (o * g.axis_dim + a) * g.inner + i0, width, mins.data(),
-                                       maxs.data(), nans.data());
+        reduce_block_columns(x, g, ob, i0, width, tile_extremes.view());
+        for (uint64_t i = 0; i < width; ++i) {
+          result[ob * g.inner + i0 + i] = Extremes{tile_extremes.min[i], tile_extremes.max[i], tile_extremes.nan[i] != 0};
         }
-        for (uint64_t i = 0; i < width; ++i) result[ob * g.inner + i0 + i] = Extremes{mins[i], maxs[i], nans[i] != 0};
       }
     });
     return result;
@@ -564,15 +581,6 @@ void write_groups(const Rules& r, const kernels::GroupExtremes& extremes, uint64
   }
 }
 
-// Extremes as the arrays write_groups reads.
-struct ExtremesArrays {
-  std::vector<float> min, max;
-  std::vector<uint8_t> nan;
-
-  explicit ExtremesArrays(uint64_t count) : min(count), max(count), nan(count) {}
-  kernels::GroupExtremes view() { return {min.data(), max.data(), nan.data()}; }
-};
-
 // Groups per byte of the zero points (packed 4/2-bit ones share bytes; else 1).
 uint64_t zero_points_per_byte(const MutableTensorView* zero_point) {
   if (zero_point == nullptr || zero_point->layout != SubByteLayout::kPacked) return 1;
@@ -714,6 +722,40 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   const bool byte_aligned = !packed_y || (g.row % 8 == 0 && (g.row_block % 8 == 0 || g.row_block >= g.row));
   const bool one_pass = g.granularity != Granularity::kPerTensor && g.contiguous && group_elements <= kCacheChunkElements &&
                         byte_aligned;
+  // Blocks along a non-last axis: block b of outer index o is a contiguous slab of x (its rows,
+  // `inner` elements each, one group per column). Where a slab fits in cache, each is reduced
+  // column by column and quantized while there; task boundaries between slabs fall on whole
+  // bytes of packed y and packed zero points.
+  const uint64_t slab_elements = g.block * g.inner;
+  const bool slab_pass = g.granularity == Granularity::kBlocked && g.inner > 1 && slab_elements <= kCacheSlabElements &&
+                         (!packed_y || g.inner % 8 == 0) && g.inner % zero_points_per_byte(zero_point) == 0;
+  if (!one_pass && slab_pass) {
+    if (packed_y) static_cast<unsigned char*>(y.data)[storage_bytes(y.type, g.element_count) - 1] = 0;
+    const Layout canonical = exec::canonical_layout(plan.value().layout);
+    const uint64_t slabs = g.outer * g.blocks;
+    const uint64_t element_bytes = info(x.type).bits / 8;  // float x: whole bytes
+    const auto slab_start = [&](uint64_t ob) {  // slab_start(slabs) is the element count
+      const uint64_t o = ob / g.blocks, b = ob % g.blocks;
+      return (o * g.axis_dim + std::min(g.axis_dim, b * g.block)) * g.inner;
+    };
+    const uint64_t tasks = exec::task_count(execution.parallel_for, slabs, std::max<uint64_t>(1, kMinElementsPerTask / slab_elements));
+    const uint64_t size = (slabs + tasks - 1) / tasks;
+    exec::parallel_tasks(execution.parallel_for, tasks, [&](uint64_t t) {
+      ExtremesArrays extremes(g.inner);
+      const uint64_t task_end = std::min(slabs, (t + 1) * size);
+      for (uint64_t ob = t * size; ob < task_end; ++ob) {
+        reduce_block_columns(x, g, ob, 0, g.inner, extremes.view());
+        write_groups(r, extremes.view(), ob * g.inner, g.inner, scale, zero_point);
+        kernels::RangeBuffers buffers;
+        if (ob + 1 < task_end) {  // the next slab toward the cache while this one is quantized
+          buffers.prefetch = static_cast<const char*>(x.data) + slab_start(ob + 1) * element_bytes;
+          buffers.prefetch_bytes = (slab_start(ob + 2) - slab_start(ob + 1)) * element_bytes;
+        }
+        kernels::execute_range(plan.value(), canonical, slab_start(ob), slab_start(ob + 1), y, buffers);
+      }
+    });
+    return {};
+  }
   if (!one_pass) {
     if (Status s = compute_qparams(x, options, scale, zero_point, execution); !s.ok()) return s;
     ExecuteOptions run = execution;
