@@ -791,6 +791,60 @@ TEST(KernelsOperands, PerAxisOperandsConvertedOncePerTaskMatchTheReference) {
   }
 }
 
+// 4- and 2-bit zero points (float4e2m1 among them) widened a vector at a time: every code at
+// every lane position, from a byte-aligned start (per-axis on the last axis) and from the middle
+// of a byte (blocked along the first axis, rows of 67 codes), packed and one code per byte (high
+// bits set, which must be ignored), in Q float32 -> the type and (integers) DQ from it, on every
+// target.
+TEST_F(KernelsOnEveryTarget, SubByteZeroPointsEveryCodeAtEveryLaneMatchTheReference) {
+  const uint32_t seed = 20261125;
+  std::mt19937 g(seed);
+  const std::vector<int64_t> shape = {4, 67};
+  const uint64_t n = count_of(shape);
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (E type : {E::kInt4, E::kUint4, E::kInt2, E::kUint2, E::kFloat4E2M1}) {
+      const ElementTypeInfo& t = info(type);
+      const uint32_t codes = 1u << t.bits;
+      for (const Sweep& sweep : {Sweep{shape, 1, 0, false}, Sweep{shape, 0, 2, false}}) {
+        const std::vector<int64_t> zp_shape = scale_shape_of(sweep);
+        const uint64_t zp_count = count_of(zp_shape);
+        for (uint32_t shift = 0; shift < codes; ++shift) {
+          // Position i holds code (i * 5 + shift) mod 2^bits: over the shifts, every code at every i.
+          const auto zp = make_storage(type, zp_count, [&](uint64_t i) { return static_cast<uint32_t>(i * 5 + shift) % codes; });
+          std::vector<uint8_t> zp_one_per_byte(zp_count);
+          for (uint64_t i = 0; i < zp_count; ++i) {
+            zp_one_per_byte[i] = static_cast<uint8_t>(codec::load_code(zp.data(), t, i) | (g() << t.bits));
+          }
+          const auto scale = random_scales(g, zp_count);
+          const auto x = make_storage(E::kFloat32, n, [&](uint64_t) { return x_code(E::kFloat32, g, 0.5f); });
+          const auto codes_x = make_storage(type, n, [&](uint64_t) { return x_code(type, g, 1.0f); });
+          for (SubByteLayout layout : {SubByteLayout::kPacked, SubByteLayout::kOneCodePerByte}) {
+            const TensorView sv{E::kFloat32, zp_shape, scale.data()};
+            const TensorView zv{type, zp_shape, layout == SubByteLayout::kPacked ? zp.data() : zp_one_per_byte.data(), layout};
+            const std::string what = kernels::target_name(target) + " " + std::string(t.name) + " shift " +
+                                     std::to_string(shift) + (layout == SubByteLayout::kPacked ? " packed" : " one per byte") +
+                                     " (seed " + std::to_string(seed) + ")";
+            QuantizeLinearAttributes qa;
+            qa.axis = sweep.axis;
+            qa.block_size = sweep.block;
+            const Result<Plan> q = plan_quantize_linear({E::kFloat32, shape, x.data()}, sv, &zv, qa);
+            ASSERT_TRUE(q.ok()) << q.status().message();
+            if (!same_as_reference(q.value(), sweep, what)) return;
+            if (type == E::kFloat4E2M1) continue;  // DQ of float x takes zero zero points only
+            DequantizeLinearAttributes da;
+            da.axis = sweep.axis;
+            da.block_size = sweep.block;
+            const Result<Plan> dq = plan_dequantize_linear({type, shape, codes_x.data()}, sv, &zv, da);
+            ASSERT_TRUE(dq.ok()) << dq.status().message();
+            if (!same_as_reference(dq.value(), sweep, what)) return;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(KernelsThreads, ThreadCountIsSettable) {
   set_num_threads(3);
   EXPECT_EQ(num_threads(), 3);

@@ -544,6 +544,54 @@ struct OperandValues {
   W block[kPadded];  // per_block: entry b is block (first_element_phase + i) / block (padded as buffer)
 };
 
+// Vectors of 4- and 2-bit codes, one per u32 lane in element order, and their float32 values.
+// (Fixed-width targets of 4+ lanes: the unpacking halves and quarters the vector. Defined again
+// for each target: this file is compiled once per target.)
+#undef QDQ_VECTOR_SUB_BYTE_CODES
+#if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
+#define QDQ_VECTOR_SUB_BYTE_CODES 1
+// N codes of 4 bits from N / 2 bytes: byte b (0bHHHHLLLL) holds elements 2b (L) and 2b + 1 (H);
+// as one u32 lane, 0x000H'000L is the two u16 lanes [L, H], which widen to u32 lanes in order.
+HWY_INLINE VU UnpackNibbles(const uint8_t* bytes) {
+  const DU du;
+  const hn::Half<DU> dh;
+  const auto b = hn::PromoteTo(dh, hn::LoadU(hn::Rebind<uint8_t, decltype(dh)>(), bytes));
+  const auto pairs = hn::Or(hn::And(b, hn::Set(dh, 0x0Fu)), hn::ShiftLeft<12>(hn::And(b, hn::Set(dh, 0xF0u))));
+  return hn::PromoteTo(du, hn::BitCast(hn::Rebind<uint16_t, DU>(), pairs));
+}
+// N codes of 2 bits from N / 4 bytes: byte b (0bDDCCBBAA) holds elements 4b (A) .. 4b + 3 (D); as
+// one u32 lane, 0x0D0C'0B0A is the four u8 lanes [A, B, C, D], which widen to u32 lanes in order.
+HWY_INLINE VU UnpackCrumbs(const uint8_t* bytes) {
+  const DU du;
+  const hn::Half<hn::Half<DU>> dq;
+  const auto b = hn::PromoteTo(dq, hn::LoadU(hn::Rebind<uint8_t, decltype(dq)>(), bytes));
+  const auto three = hn::Set(dq, 3u);
+  const auto quads = hn::Or(hn::Or(hn::And(b, three), hn::ShiftLeft<6>(hn::And(b, hn::Set(dq, 0x0Cu)))),
+                            hn::Or(hn::ShiftLeft<12>(hn::And(b, hn::Set(dq, 0x30u))), hn::ShiftLeft<18>(hn::And(b, hn::Set(dq, 0xC0u)))));
+  return hn::PromoteTo(du, hn::BitCast(hn::Rebind<uint8_t, DU>(), quads));
+}
+// The values of 4- and 2-bit codes: integers sign-extended as (code ^ s) - s (s the sign bit, or
+// 0 unsigned); float4e2m1 (0bSEEM) on its bits: EE = 0 is M * 0.5 (0x3F000000 is 0.5f), else
+// 2^(EE - 1) * (1 + M / 2), whose float32 exponent field is EE - 1 + 127 and mantissa M << 22;
+// the sign moves from bit 3 to bit 31 (code 0b1000 is -0, as the codec decodes it).
+HWY_INLINE VF SubByteCodeValues(const ElementTypeInfo& type, VU codes) {
+  const DF df;
+  const DU du;
+  if (type.is_integer()) {
+    const auto s = hn::Set(du, type.is_signed ? 1u << (type.bits - 1) : 0u);
+    return hn::ConvertTo(df, hn::BitCast(DI(), hn::Sub(hn::Xor(codes, s), s)));
+  }
+  const auto exponent = hn::And(hn::ShiftRight<1>(codes), hn::Set(du, 3u));
+  const auto m = hn::And(codes, hn::Set(du, 1u));
+  const auto normal = hn::Or(hn::ShiftLeft<23>(hn::Add(exponent, hn::Set(du, 126u))), hn::ShiftLeft<22>(m));
+  const auto subnormal = hn::Mul(m, hn::Set(du, 0x3F00'0000u));
+  const auto magnitude = hn::IfThenElse(hn::Eq(exponent, hn::Zero(du)), subnormal, normal);
+  return hn::BitCast(df, hn::Or(magnitude, hn::ShiftLeft<28>(hn::And(codes, hn::Set(du, 8u)))));
+}
+#else
+#define QDQ_VECTOR_SUB_BYTE_CODES 0
+#endif
+
 // 4- and 2-bit codes [index, index + count) as float32 values: per-element and per-block zero
 // points (element e of a packed tensor sits in byte e / per_byte at bit (e % per_byte) * bits, low
 // bits first; one code per byte keeps it in the low bits). Each code's value comes from a table of
@@ -562,8 +610,20 @@ inline void LoadSubByteCodesAsFloat(const ElementTypeInfo& type, const void* dat
     values[code] = type.is_integer() ? static_cast<float>((static_cast<int32_t>(code) ^ sign_bit) - sign_bit)
                                      : static_cast<float>(codec::decode(type, code));
   }
+#if QDQ_VECTOR_SUB_BYTE_CODES
+  const DF df;
+  const size_t N = hn::Lanes(df);
+#endif
   if (layout == SubByteLayout::kOneCodePerByte) {
-    for (size_t i = 0; i < count; ++i) out[i] = values[bytes[index + i] & mask];
+    size_t i = 0;
+#if QDQ_VECTOR_SUB_BYTE_CODES
+    const DU du;
+    for (; i + N <= count; i += N) {
+      const VU codes = hn::And(hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), bytes + index + i)), hn::Set(du, mask));
+      hn::StoreU(SubByteCodeValues(type, codes), df, out + i);
+    }
+#endif
+    for (; i < count; ++i) out[i] = values[bytes[index + i] & mask];
     return;
   }
   const unsigned per_byte_log2 = bits == 4 ? 1 : 2;  // 2 or 4 codes per byte
@@ -572,6 +632,12 @@ inline void LoadSubByteCodesAsFloat(const ElementTypeInfo& type, const void* dat
   size_t i = 0;
   for (; i < count && ((index + i) & in_byte_mask) != 0; ++i) out[i] = value_of(index + i);  // to a whole byte
   const size_t per_byte = size_t{1} << per_byte_log2;
+#if QDQ_VECTOR_SUB_BYTE_CODES
+  for (; i + N <= count; i += N) {  // whole bytes, a vector of codes at a time
+    const uint8_t* from = bytes + ((index + i) >> per_byte_log2);
+    hn::StoreU(SubByteCodeValues(type, bits == 4 ? UnpackNibbles(from) : UnpackCrumbs(from)), df, out + i);
+  }
+#endif
   for (; i + per_byte <= count; i += per_byte) {  // whole bytes
     const uint32_t byte = bytes[(index + i) >> per_byte_log2];
     for (size_t j = 0; j < per_byte; ++j) out[i + j] = values[(byte >> (j * bits)) & mask];
