@@ -544,6 +544,14 @@ struct OperandValues {
   W block[kPadded];  // per_block: entry b is block (first_element_phase + i) / block (padded as buffer)
 };
 
+// float4e2m1's value on its bits, as SubByteCodeValues computes it in lanes below (the codec's
+// decode takes a scalbn, which cost more per call than the 1024 codes it was a table for).
+inline float Float4E2M1Value(uint32_t code) {
+  const uint32_t exponent = (code >> 1) & 3u, m = code & 1u;
+  const uint32_t magnitude = exponent == 0 ? m * 0x3F00'0000u : ((exponent + 126u) << 23) | (m << 22);
+  return std::bit_cast<float>(magnitude | ((code & 8u) << 28));
+}
+
 // Vectors of 4- and 2-bit codes, one per u32 lane in element order, and their float32 values.
 // (Fixed-width targets of 4+ lanes: the unpacking halves and quarters the vector. Defined again
 // for each target: this file is compiled once per target.)
@@ -607,8 +615,9 @@ inline void LoadSubByteCodesAsFloat(const ElementTypeInfo& type, const void* dat
   float values[16];
   const int32_t sign_bit = type.is_signed ? int32_t{1} << (bits - 1) : 0;
   for (uint32_t code = 0; code <= mask; ++code) {
-    values[code] = type.is_integer() ? static_cast<float>((static_cast<int32_t>(code) ^ sign_bit) - sign_bit)
-                                     : static_cast<float>(codec::decode(type, code));
+    values[code] = type.is_integer()                       ? static_cast<float>((static_cast<int32_t>(code) ^ sign_bit) - sign_bit)
+                   : type.type == ElementType::kFloat4E2M1 ? Float4E2M1Value(code)
+                                                           : static_cast<float>(codec::decode(type, code));
   }
 #if QDQ_VECTOR_SUB_BYTE_CODES
   const DF df;
