@@ -689,16 +689,21 @@ const W* DirectValues(const ElementTypeInfo& type, const void* data, uint64_t in
   return same ? static_cast<const W*>(data) + index : nullptr;
 }
 
-// Repeats each block's value over the elements of a run blocked along its innermost axis.
+// Repeats each block's value over the elements of a run blocked along its innermost axis. Values
+// stored as W (float32 scales, 32-bit words) are read directly: through the codec, one value per
+// block of 32 made DQ int32 -> float32 blocked-32 with an int32 zero point 2.7x slower at 16M
+// (7.1 against 2.6 ms without the zero point).
 template <typename W>
 void FillBlocked(const ElementTypeInfo& type, const void* data, SubByteLayout layout, uint64_t first_index,
                  const exec::Run& run, uint64_t offset, size_t k, W* out) {
+  const W* direct = DirectValues<W>(type, data, first_index);
   size_t j = 0;
   while (j < k) {
     const uint64_t block = (run.block_phase + offset + j) / run.block;
     const size_t block_end = static_cast<size_t>(std::min<uint64_t>(k, (block + 1) * run.block - run.block_phase - offset));
-    const W value = LoadOne<W>(type, data, first_index + block, layout);
-    for (; j < block_end; ++j) out[j] = value;
+    const W value = direct != nullptr ? direct[block] : LoadOne<W>(type, data, first_index + block, layout);
+    std::fill(out + j, out + block_end, value);
+    j = block_end;
   }
   for (size_t z = k; z < kPadded && z < k + 16; ++z) out[z] = 0;
 }
