@@ -122,8 +122,8 @@ TEST_F(ToolkitTargets, ExtremesMatchAScalarLoopOnEveryTarget) {
 
 // Column-wise extremes (blocks along a non-last axis): rows of `width` elements `stride` apart,
 // from an unaligned start, across tile widths (4 vectors, 1 vector, single columns); on clean
-// data (the register tiles), data with NaN, infinities, -0 and subnormals (the column-by-column
-// re-check), and clean data with +inf and -inf in different columns of one tile.
+// data (the register tiles), data with NaN, infinities, -0 and subnormals (the tiles' re-check
+// through Accumulator), and clean data with +inf and -inf in one column (a NaN check, no NaN).
 TEST_F(ToolkitTargets, ColumnExtremesMatchAScalarLoopOnEveryTarget) {
   std::mt19937 rng(kSeed + 5);
   std::normal_distribution<float> normal(0.0f, 3.0f);
@@ -138,9 +138,11 @@ TEST_F(ToolkitTargets, ColumnExtremesMatchAScalarLoopOnEveryTarget) {
             std::vector<uint8_t> bytes = random_values(type, n, rng, &values);
             if (kind != 1) {  // clean: normal values, exact in every x type (stored, then read back)
               for (size_t i = 0; i < n; ++i) {
-                const float v = kind == 2 && i == 3 + (rows - 1) * stride ? std::numeric_limits<float>::infinity()
-                                : kind == 2 && i == 3 + width / 2     ? -std::numeric_limits<float>::infinity()
-                                                                      : normal(rng);
+                const bool in_column = kind == 2 && rows > 1 && i >= 3 && (i - 3) % stride == width / 2;
+                const bool first_row = i - 3 < stride, last_row = i - 3 >= (rows - 1) * stride;
+                const float v = in_column && first_row  ? std::numeric_limits<float>::infinity()
+                                : in_column && last_row ? -std::numeric_limits<float>::infinity()
+                                                        : normal(rng);
                 const ElementTypeInfo& t = info(type);
                 codec::store_code(bytes.data(), t, i,
                                   type == ElementType::kFloat32 ? std::bit_cast<uint32_t>(v)
@@ -401,6 +403,11 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kUint8, ScaleMethod::kSymmetric, G::kBlocked, 1, 16, {3, 70, 200}, E::kFloat16, E::kFloat16, 3000},
       {E::kFloat8E4M3FN, ScaleMethod::kMxFloor, G::kBlocked, 0, 32, {64, 96}, E::kFloat8E8M0, E::kFloat32, 2000},
       {E::kInt2, ScaleMethod::kMinMax, G::kBlocked, 0, 8, {40, 64}, E::kFloat32, E::kBfloat16, 0},
+      // Rows of 8 packed int4 codes and zero points (one byte per task boundary at most), 512 slabs
+      // over two tasks; a block larger than the axis; rows of 12 (not whole bytes: two passes).
+      {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, 0, 32, {16384, 8}, E::kFloat32, E::kFloat32, 0},
+      {E::kUint4, ScaleMethod::kSymmetric, G::kBlocked, 0, 1000, {40, 64}},
+      {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, 0, 4, {8, 12}},
   };
   std::mt19937 rng(kSeed + 1);
   for (int64_t target : kernels::supported_targets()) {

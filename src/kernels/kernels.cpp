@@ -20,6 +20,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/kernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/cache_control.h>  // hwy::Prefetch (off x86)
 #include <hwy/highway.h>
 
 #include "execute/runs.h"
@@ -602,9 +603,10 @@ HWY_INLINE VF SubByteCodeValues(const ElementTypeInfo& type, VU codes) {
 
 // 4- and 2-bit codes [index, index + count) as float32 values: per-element and per-block zero
 // points (element e of a packed tensor sits in byte e / per_byte at bit (e % per_byte) * bits, low
-// bits first; one code per byte keeps it in the low bits). Each code's value comes from a table of
-// the type's 4 or 16 values, decoded once per call: integers sign-extended ((code ^ s) - s with s
-// the code's sign bit maps 0b1000 to -8 and 0b0111 to 7), float4e2m1 through the codec. (float4
+// bits first; one code per byte keeps it in the low bits). Whole vectors of codes are unpacked and
+// valued in lanes (SubByteCodeValues); the codes before and after them take a table of the type's
+// 4 or 16 values, made once per call: integers sign-extended ((code ^ s) - s with s the code's
+// sign bit maps 0b1000 to -8 and 0b0111 to 7), float4e2m1 from its bits (Float4E2M1Value). (float4
 // through the codec per element, with its scalbn, made Q float32 -> float4e2m1 per-axis-last with
 // a zero-point tensor 20x slower than without one: 58 against 3 ms at 16M.)
 inline void LoadSubByteCodesAsFloat(const ElementTypeInfo& type, const void* data, uint64_t index, size_t count,
@@ -1324,7 +1326,7 @@ HWY_INLINE void PrefetchForLater(const char* p) {
 #if HWY_ARCH_X86
   _mm_prefetch(p, _MM_HINT_T1);
 #else
-  hn::Prefetch(p);
+  hwy::Prefetch(p);
 #endif
 }
 
@@ -1375,7 +1377,8 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   const char* const ahead_end = c.prefetch != nullptr ? c.prefetch->end : nullptr;
   auto step_side = [&](int vectors) HWY_ATTR {
     if (ahead < ahead_end) {
-      const size_t bytes = static_cast<size_t>(vectors) * N * sizeof(typename XInput<kX>::T);
+      const size_t bytes = std::min<size_t>(static_cast<size_t>(vectors) * N * sizeof(typename XInput<kX>::T),
+                                            static_cast<size_t>(ahead_end - ahead));  // never past the range
       for (size_t b = 0; b < bytes; b += 64) PrefetchForLater(ahead + b);
       ahead += bytes;
     }

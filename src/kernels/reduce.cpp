@@ -56,6 +56,13 @@ void ReduceGroups(ElementType x_type, const void* x, uint64_t index, uint64_t co
   }
 }
 
+// 1 in the lanes of `mask`, else 0, stored as bytes.
+HWY_INLINE void StoreFlags(hn::Mask<DF> mask, uint8_t* flags) {
+  const DI di;
+  const hn::Rebind<uint8_t, DF> d8;
+  hn::StoreU(hn::DemoteTo(d8, hn::IfThenElseZero(hn::RebindMask(di, mask), hn::Set(di, 1))), d8, flags);
+}
+
 // Column j of `rows` rows one element at a time (NaN as +0 and flagged, as ReduceTyped's tail).
 template <ElementType kX>
 void ReduceOneColumn(const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t j, const GroupExtremes& out) {
@@ -72,8 +79,8 @@ void ReduceOneColumn(const void* x, uint64_t index, uint64_t rows, uint64_t stri
 
 // Columns [j, j + kVectors * N) of `rows` rows (row r's column j at element index + r * stride):
 // each lane of a QuickAccumulator is one column, so the extremes need no horizontal fold and no
-// state but registers. Where a check is NaN (a NaN, or sums meeting +inf and -inf) the tile's
-// columns are reduced again one by one with the NaN rule of ReduceTyped's tail.
+// state but registers. Where a check is NaN (a NaN, or sums meeting +inf and -inf) the tile is
+// reduced again through Accumulator, whose lanes fold NaN as +0 and flag it, column by column.
 template <ElementType kX, size_t kVectors>
 HWY_INLINE void ReduceColumnTile(const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t j,
                                  const GroupExtremes& out) {
@@ -94,7 +101,16 @@ HWY_INLINE void ReduceColumnTile(const void* x, uint64_t index, uint64_t rows, u
     std::memset(out.nan + j, 0, kVectors * N);
     return;
   }
-  for (uint64_t c = j; c < j + kVectors * N; ++c) ReduceOneColumn<kX>(x, index, rows, stride, c, out);
+  Accumulator exact[kVectors];
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint64_t at = index + r * stride + j;
+    for (size_t k = 0; k < kVectors; ++k) exact[k].Add(LoadLanes<kX>(x, at + k * N));
+  }
+  for (size_t k = 0; k < kVectors; ++k) {
+    hn::StoreU(exact[k].lo, df, out.min + j + k * N);
+    hn::StoreU(exact[k].hi, df, out.max + j + k * N);
+    StoreFlags(exact[k].nan, out.nan + j + k * N);
+  }
 }
 
 template <ElementType kX>
@@ -133,13 +149,6 @@ HWY_INLINE hn::Mask<DF> LoadNanFlags(const uint8_t* flags) {
   const DU du;
   const hn::Rebind<uint8_t, DF> d8;
   return hn::RebindMask(DF(), hn::Ne(hn::PromoteTo(du, hn::LoadU(d8, flags)), hn::Zero(du)));
-}
-
-// 1 in the lanes of `mask`, else 0, stored as bytes.
-HWY_INLINE void StoreFlags(hn::Mask<DF> mask, uint8_t* flags) {
-  const DI di;
-  const hn::Rebind<uint8_t, DF> d8;
-  hn::StoreU(hn::DemoteTo(d8, hn::IfThenElseZero(hn::RebindMask(di, mask), hn::Set(di, 1))), d8, flags);
 }
 
 // Integer types of <= 16 bits with float32 scales.

@@ -726,7 +726,7 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   // `inner` elements each, one group per column). Where a slab fits in cache, each is reduced
   // column by column and quantized while there; task boundaries between slabs fall on whole
   // bytes of packed y and packed zero points.
-  const uint64_t slab_elements = g.block * g.inner;
+  const uint64_t slab_elements = std::min(g.block, g.axis_dim) * g.inner;  // a block may exceed the axis
   const bool slab_pass = g.granularity == Granularity::kBlocked && g.inner > 1 && slab_elements <= kCacheSlabElements &&
                          (!packed_y || g.inner % 8 == 0) && g.inner % zero_points_per_byte(zero_point) == 0;
   if (!one_pass && slab_pass) {
