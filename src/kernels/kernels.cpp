@@ -703,7 +703,12 @@ void FillBlocked(const ElementTypeInfo& type, const void* data, SubByteLayout la
   while (j < k) {
     const uint64_t block = (run.block_phase + offset + j) / run.block;
     const size_t block_end = static_cast<size_t>(std::min<uint64_t>(k, (block + 1) * run.block - run.block_phase - offset));
-    const W value = direct != nullptr ? direct[block] : LoadOne<W>(type, data, first_index + block, layout);
+    W value;
+    if (direct != nullptr) {
+      std::memcpy(&value, direct + block, sizeof(W));  // the caller's tensor may sit off W's alignment
+    } else {
+      value = LoadOne<W>(type, data, first_index + block, layout);
+    }
     std::fill(out + j, out + block_end, value);
     j = block_end;
   }
