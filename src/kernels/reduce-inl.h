@@ -63,6 +63,12 @@ HWY_INLINE float ScalarValue(ElementType x_type, const void* data, uint64_t i) {
   return static_cast<float>(codec::load_value(data, info(x_type), i));
 }
 
+// One value into e outside the lanes: NaN as +0 and flagged, as the lanes do.
+HWY_INLINE void TakeScalar(float v, Extremes* e) {
+  const bool is_nan = v != v;
+  e->merge(Extremes{is_nan ? 0.0f : v, is_nan ? 0.0f : v, is_nan});
+}
+
 // Lane-wise min and max (nothing seen: +inf / -inf).
 // (Constructors spelled out: an implicit one would lack the target's attributes.)
 struct LaneRange {
@@ -168,11 +174,7 @@ void ReduceTyped(const void* x, uint64_t index, uint64_t count, Extremes* e) {
   } else {
     AccumulateVectors<kX, Accumulator>(x, index, whole).Fold(e);
   }
-  for (uint64_t i = whole; i < count; ++i) {
-    const float v = ScalarValue(kX, x, index + i);
-    const bool is_nan = v != v;
-    e->merge(Extremes{is_nan ? 0.0f : v, is_nan ? 0.0f : v, is_nan});  // NaN as +0, as the lanes do
-  }
+  for (uint64_t i = whole; i < count; ++i) TakeScalar(ScalarValue(kX, x, index + i), e);
 }
 
 // Group g (`count` elements from `start`) on its own.

@@ -67,11 +67,7 @@ HWY_INLINE void StoreFlags(hn::Mask<DF> mask, uint8_t* flags) {
 template <ElementType kX>
 void ReduceOneColumn(const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t j, const GroupExtremes& out) {
   Extremes e;
-  for (uint64_t r = 0; r < rows; ++r) {
-    const float v = ScalarValue(kX, x, index + r * stride + j);
-    const bool is_nan = v != v;
-    e.merge(Extremes{is_nan ? 0.0f : v, is_nan ? 0.0f : v, is_nan});
-  }
+  for (uint64_t r = 0; r < rows; ++r) TakeScalar(ScalarValue(kX, x, index + r * stride + j), &e);
   out.min[j] = e.min;
   out.max[j] = e.max;
   out.nan[j] = e.nan ? 1 : 0;
@@ -81,16 +77,24 @@ void ReduceOneColumn(const void* x, uint64_t index, uint64_t rows, uint64_t stri
 // each lane of a QuickAccumulator is one column, so the extremes need no horizontal fold and no
 // state but registers. Where a check is NaN (a NaN, or sums meeting +inf and -inf) the tile is
 // reduced again through Accumulator, whose lanes fold NaN as +0 and flag it, column by column.
+// The rows of kVectors vectors of columns from column j, each vector into its own accumulator.
+template <ElementType kX, class Acc, size_t kVectors>
+HWY_INLINE void AccumulateColumns(const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t j,
+                                  Acc (&acc)[kVectors]) {
+  const size_t N = hn::Lanes(DF());
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint64_t at = index + r * stride + j;
+    for (size_t k = 0; k < kVectors; ++k) acc[k].Add(LoadLanes<kX>(x, at + k * N));
+  }
+}
+
 template <ElementType kX, size_t kVectors>
 HWY_INLINE void ReduceColumnTile(const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t j,
                                  const GroupExtremes& out) {
   const DF df;
   const size_t N = hn::Lanes(df);
   QuickAccumulator acc[kVectors];
-  for (uint64_t r = 0; r < rows; ++r) {
-    const uint64_t at = index + r * stride + j;
-    for (size_t k = 0; k < kVectors; ++k) acc[k].Add(LoadLanes<kX>(x, at + k * N));
-  }
+  AccumulateColumns<kX>(x, index, rows, stride, j, acc);
   VF check = acc[0].check;
   for (size_t k = 1; k < kVectors; ++k) check = hn::Add(check, acc[k].check);
   if (hn::AllFalse(df, hn::IsNaN(check))) {
@@ -102,10 +106,7 @@ HWY_INLINE void ReduceColumnTile(const void* x, uint64_t index, uint64_t rows, u
     return;
   }
   Accumulator exact[kVectors];
-  for (uint64_t r = 0; r < rows; ++r) {
-    const uint64_t at = index + r * stride + j;
-    for (size_t k = 0; k < kVectors; ++k) exact[k].Add(LoadLanes<kX>(x, at + k * N));
-  }
+  AccumulateColumns<kX>(x, index, rows, stride, j, exact);
   for (size_t k = 0; k < kVectors; ++k) {
     hn::StoreU(exact[k].lo, df, out.min + j + k * N);
     hn::StoreU(exact[k].hi, df, out.max + j + k * N);

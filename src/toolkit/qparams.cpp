@@ -608,6 +608,7 @@ template <class PerChunk>
 void for_each_chunk(const TensorView& x, const Geometry& g, const ParallelFor& host, uint64_t alignment, bool ahead,
                     PerChunk&& per_chunk) {
   const uint64_t group_elements = std::min(g.row, g.row_block);
+  const uint64_t element_bytes = info(x.type).bits / 8;  // float x: whole bytes
   const uint64_t groups_per_chunk = std::max<uint64_t>(1, kCacheChunkElements / group_elements);
   const uint64_t tasks = exec::task_count(host, g.group_count, std::max<uint64_t>(1, kMinElementsPerTask / group_elements));
   const uint64_t size = ((g.group_count + tasks - 1) / tasks + alignment - 1) / alignment * alignment;
@@ -623,7 +624,6 @@ void for_each_chunk(const TensorView& x, const Geometry& g, const ParallelFor& h
       const uint64_t next_last = std::min(task_end, last + groups_per_chunk);
       if (!ahead) {
         reduce_contiguous_groups(x, g, first, last, current->view());
-        const uint64_t element_bytes = info(x.type).bits / 8;  // float x: whole bytes
         NextChunk next_chunk;
         next_chunk.prefetch = static_cast<const char*>(x.data) + group_start(g, last) * element_bytes;
         next_chunk.prefetch_bytes = (group_start(g, next_last) - group_start(g, last)) * element_bytes;
@@ -729,9 +729,14 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   const uint64_t slab_elements = std::min(g.block, g.axis_dim) * g.inner;  // a block may exceed the axis
   const bool slab_pass = g.granularity == Granularity::kBlocked && g.inner > 1 && slab_elements <= kCacheSlabElements &&
                          (!packed_y || g.inner % 8 == 0) && g.inner % zero_points_per_byte(zero_point) == 0;
-  if (!one_pass && slab_pass) {
-    if (packed_y) static_cast<unsigned char*>(y.data)[storage_bytes(y.type, g.element_count) - 1] = 0;
-    const Layout canonical = exec::canonical_layout(plan.value().layout);
+  if (!one_pass && !slab_pass) {
+    if (Status s = compute_qparams(x, options, scale, zero_point, execution); !s.ok()) return s;
+    ExecuteOptions run = execution;
+    return execute(plan.value(), y, run);
+  }
+  if (packed_y) static_cast<unsigned char*>(y.data)[storage_bytes(y.type, g.element_count) - 1] = 0;
+  const Layout canonical = exec::canonical_layout(plan.value().layout);
+  if (!one_pass) {
     const uint64_t slabs = g.outer * g.blocks;
     const uint64_t element_bytes = info(x.type).bits / 8;  // float x: whole bytes
     const auto slab_start = [&](uint64_t ob) {  // slab_start(slabs) is the element count
@@ -756,13 +761,6 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
     });
     return {};
   }
-  if (!one_pass) {
-    if (Status s = compute_qparams(x, options, scale, zero_point, execution); !s.ok()) return s;
-    ExecuteOptions run = execution;
-    return execute(plan.value(), y, run);
-  }
-  if (packed_y) static_cast<unsigned char*>(y.data)[storage_bytes(y.type, g.element_count) - 1] = 0;
-  const Layout canonical = exec::canonical_layout(plan.value().layout);
   const auto finish_and_quantize_chunk = [&](uint64_t first, uint64_t last, const kernels::GroupExtremes& extremes,
                                              const NextChunk& next) {
     write_groups(r, extremes, first, last - first, scale, zero_point);
