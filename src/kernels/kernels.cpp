@@ -756,9 +756,29 @@ struct Operands {
   bool per_block = false;
   OperandValues<float> scale, zero_point;
   OperandValues<int32_t> wide_scale, wide_zero_point;
+  // Per-element integer zero points read as codes in the quantize loop (LoadOperands'
+  // zero_point_codes): the byte of the block's first element, or null. zero_point.values is then
+  // null and the converted buffer unused.
+  const uint8_t* zero_point_codes = nullptr;
 };
 
-void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_t k, Operands* o) {
+// Whether a run's per-element zero points can be read as codes by the quantize loop instead of
+// converted to float32 first: integer codes of 8 or 16 bits, or 4 bits one per byte or packed from
+// a whole byte (the run's first zero point at an even element).
+bool ZeroPointCodesInLoop(const Context& c, const exec::Run& run) {
+  if (c.zero_point == nullptr || !run.zero_point_varies || run.block != 0) return false;
+  const ElementTypeInfo& z = *c.zero_point;
+  if (!z.is_integer()) return false;
+  if (z.bits == 8 || z.bits == 16) return true;
+  if (z.bits != 4) return false;
+  if (c.plan->zero_point.layout == SubByteLayout::kOneCodePerByte) return true;
+  return QDQ_VECTOR_SUB_BYTE_CODES && run.zero_point_index % 2 == 0;  // UnpackNibbles from whole bytes
+}
+
+// zero_point_codes: the caller reads per-element zero points as codes where ZeroPointCodesInLoop
+// (Operands::zero_point_codes); every other operand loads as before.
+void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_t k, Operands* o,
+                  bool zero_point_codes = false) {
   const Plan& plan = *c.plan;
   const size_t lanes = hn::Lanes(DF());
   // An int32 scale is taken as words where the division is in float64; in a float precision it
@@ -778,9 +798,16 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
     LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, o->per_block, &o->scale,
                 c.converted_scale, max_converted);
   }
+  o->zero_point_codes = nullptr;
   if (c.zero_point == nullptr) {
     o->zero_point.values = nullptr;
     o->zero_point.constant = 0.0f;
+  } else if (zero_point_codes && !o->per_block && ZeroPointCodesInLoop(c, run)) {
+    const uint64_t first = run.zero_point_index + offset;  // even where packed (offset: whole blocks)
+    const bool packed = c.zero_point->bits == 4 && plan.zero_point.layout == SubByteLayout::kPacked;
+    o->zero_point.values = nullptr;
+    const uint64_t byte = packed ? first / 2 : c.zero_point->bits == 16 ? first * 2 : first;
+    o->zero_point_codes = static_cast<const uint8_t*>(plan.zero_point.data) + byte;
   } else if (wide_zero_point) {
     LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k, false,
                 &o->wide_zero_point);
@@ -934,6 +961,25 @@ struct IntegerOutput {
     if (HWY_LIKELY(hn::AllTrue(DF(), safe))) return hn::Sub(hn::BitCast(di, shifted), b.bias);
     const VF divided = hn::Add(Clamped(hn::Div(x, s), b), magic);
     return hn::Sub(hn::BitCast(di, hn::IfThenElse(safe, shifted, divided)), b.bias);
+  }
+  // Codes with a zero point per lane given as int32 lanes (per-element zero points read as codes,
+  // ZeroPointLanes): q clamped to +-2^21 (NaN to -2^21: maxps returns its second operand), rounded
+  // half to even by the 1.5 * 2^23 addition, the zero point added in int32 and the sum clamped to
+  // [lowest, max]. Rounding is monotonic and the bounds are integers, so this equals Codes' clamp
+  // against lowest - zp and max - zp first; |round(q) + zp| stays far inside int32, and a q
+  // beyond +-2^21 lies beyond every bound with any zero point of these types.
+  static HWY_INLINE VI CodesWithZeroPointLanes(VF q, VI zp) {
+    const DF df;
+    const DI di;
+    const VF limit = hn::Set(df, 0x1p21f);
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+    const VF clamped = hn::Min(hn::Max(q, hn::Neg(limit)), limit);
+#else
+    const VF clamped = hn::IfThenElse(hn::IsNaN(q), hn::Neg(limit), hn::Min(hn::Max(q, hn::Neg(limit)), limit));
+#endif
+    const VI rounded = hn::Sub(hn::BitCast(di, hn::Add(clamped, hn::Set(df, kMagic))), hn::Set(di, 0x4B40'0000));
+    return hn::Min(hn::Max(hn::Add(rounded, zp), hn::Set(di, static_cast<int32_t>(kLowest))),
+                   hn::Set(di, static_cast<int32_t>(kMax)));
   }
   // The code minus its zero point as a float32 value, which is what DequantizeLinear reads back
   // from it (f32(code - zp), exact for these integers): round_half_even of the clamped quotient,
@@ -1350,12 +1396,44 @@ HWY_INLINE void PrefetchForLater(const char* p) {
 // bounds): per-axis on the last axis and DirectML's broadcasts, in the same four-vector steps
 // (WalkVectors' loop, one vector a step with its per-vector choices, made per-axis-last Q 1.35x
 // slower than per-tensor in cache).
+// How per-element zero points reach QuantizeUniform: float32 values, or integer codes read and
+// widened in the loop (Operands::zero_point_codes): 8-bit, 16-bit, 4-bit one per byte, 4-bit
+// packed two per byte from a whole byte.
+enum class ZeroPointCodes { kFloats, kBytes, kHalfwords, kNibbleBytes, kPackedNibbles };
+
+// Zero points of elements [j, j + lanes) of a row of codes starting at `codes`, as int32 lanes.
+template <bool kSigned, ZeroPointCodes kKind>
+HWY_INLINE VI ZeroPointLanes(const uint8_t* codes, size_t j) {
+  const DI di;
+  const DU du;
+  if constexpr (kKind == ZeroPointCodes::kBytes) {
+    if constexpr (kSigned) return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int8_t, DI>(), reinterpret_cast<const int8_t*>(codes) + j));
+    return hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), codes + j)));
+  } else if constexpr (kKind == ZeroPointCodes::kHalfwords) {
+    if constexpr (kSigned) return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int16_t, DI>(), reinterpret_cast<const int16_t*>(codes) + j));
+    return hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint16_t, DU>(), reinterpret_cast<const uint16_t*>(codes) + j)));
+  } else {
+    VU nibbles;
+    if constexpr (kKind == ZeroPointCodes::kNibbleBytes) {
+      nibbles = hn::And(hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), codes + j)), hn::Set(du, 0x0Fu));
+    } else {
+#if QDQ_VECTOR_SUB_BYTE_CODES
+      nibbles = UnpackNibbles(codes + j / 2);
+#else
+      static_assert(kKind != ZeroPointCodes::kPackedNibbles, "packed zero points are read in lanes only where unpacked");
+#endif
+    }
+    if constexpr (kSigned) nibbles = hn::Sub(hn::Xor(nibbles, hn::Set(du, 8u)), hn::Set(du, 8u));  // 0b1000 -> -8
+    return hn::BitCast(di, nibbles);
+  }
+}
+
 template <class Output, ElementType kX, typename Code, bool kRoundQuotient = false, bool kByReciprocal = false,
-          bool kPerElement = false>
+          bool kPerElement = false, ZeroPointCodes kZeroPointCodes = ZeroPointCodes::kFloats>
 HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, VF s, VF r, VF zp,
                                 const typename Output::Bounds& bounds, VI byte_mask, Code* out,
                                 SideStream<kX>* side, const float* scales = nullptr,
-                                const float* zero_points = nullptr) {
+                                const float* zero_points = nullptr, const uint8_t* zero_point_codes = nullptr) {
   const size_t N = hn::Lanes(DF());
   auto codes_at = [&](size_t j) HWY_ATTR {
     if constexpr (kByReciprocal) {
@@ -1363,6 +1441,9 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
     } else if constexpr (kPerElement) {
       VF q = hn::Div(XInput<kX>::Load(x + j), scales != nullptr ? hn::LoadU(DF(), scales + j) : s);
       if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+      if constexpr (kZeroPointCodes != ZeroPointCodes::kFloats) {
+        return Output::CodesWithZeroPointLanes(q, ZeroPointLanes<Output::kSignedCodes, kZeroPointCodes>(zero_point_codes, j));
+      }
       if (zero_points == nullptr) return Output::Codes(c, q, zp, bounds);
       const VF element_zp = hn::LoadU(DF(), zero_points + j);
       return Output::Codes(c, q, element_zp, Output::MakeBounds(element_zp));
@@ -1492,6 +1573,56 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
 // operand may be constant), divided in float32 or in x's own precision with scales exact in it:
 // QuantizeUniform's per-element loop over the whole vectors, the partial last one through
 // zero-padded copies.
+// The outputs whose per-element zero points QuantizePerElementBlock reads as codes: the integer
+// types of 16 bits or fewer (IntegerOutput::CodesWithZeroPointLanes).
+template <class Output>
+constexpr bool kReadsZeroPointCodes = false;
+template <int kBits, bool kSigned>
+constexpr bool kReadsZeroPointCodes<IntegerOutput<kBits, kSigned>> = kBits <= 16;
+
+// QuantizePerElementBlock with the zero points read as codes of kKind (Operands::zero_point_codes),
+// integer outputs: the codes of the partial last vector are staged zero-padded, as the values are.
+template <class Output, ElementType kX, ZeroPointCodes kKind, typename Code>
+void QuantizeWithZeroPointCodes(const Context& c, size_t k, const Operands& o, const typename XInput<kX>::T* x,
+                                VI byte_mask, Code* out) {
+  using XT = typename XInput<kX>::T;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const VF s = hn::Set(df, o.scale.constant);
+  const typename Output::Bounds unused = Output::MakeBounds(hn::Zero(df));
+  const auto quantize = [&](const XT* from, const float* scales, const uint8_t* codes, size_t count,
+                            Code* to) HWY_ATTR __attribute__((always_inline)) {
+    if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
+      if (c.precision != Precision::kFloat32) {  // x's own type, scales exact in it (QuantizeRun)
+        QuantizeUniform<Output, kX, Code, true, false, true, kKind>(c, from, count, s, s, hn::Zero(df), unused,
+                                                                    byte_mask, to, nullptr, scales, nullptr, codes);
+        return;
+      }
+    }
+    {
+      QuantizeUniform<Output, kX, Code, false, false, true, kKind>(c, from, count, s, s, hn::Zero(df), unused, byte_mask,
+                                                                   to, nullptr, scales, nullptr, codes);
+    }
+  };
+  const size_t whole = k - k % N;
+  quantize(x, o.scale.values, o.zero_point_codes, whole, out);
+  if (whole < k) {
+    // Bytes of the codes of elements [whole, k): whole is a multiple of the lanes, so a packed
+    // row's tail starts on a byte.
+    constexpr size_t kCodeBytesPerElement = kKind == ZeroPointCodes::kHalfwords ? 2 : 1;
+    const size_t first_byte = kKind == ZeroPointCodes::kPackedNibbles ? whole / 2 : whole * kCodeBytesPerElement;
+    const size_t bytes = kKind == ZeroPointCodes::kPackedNibbles ? (k - whole + 1) / 2 : (k - whole) * kCodeBytesPerElement;
+    HWY_ALIGN XT x_tail[64];
+    HWY_ALIGN float scale_tail[64];
+    HWY_ALIGN uint8_t code_tail[128] = {};
+    HWY_ALIGN Code out_tail[64];
+    std::memcpy(code_tail, o.zero_point_codes + first_byte, bytes);
+    quantize(StageTail(x, whole, k, x_tail), o.scale.values ? StageTail(o.scale.values, whole, k, scale_tail) : nullptr,
+             code_tail, N, out_tail);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
+  }
+}
+
 template <class Output, ElementType kX, typename Code>
 void QuantizePerElementBlock(const Context& c, size_t k, const Operands& o, const typename XInput<kX>::T* x,
                              VF zp_constant, const typename Output::Bounds& bounds_constant, VI byte_mask, Code* out) {
@@ -1514,6 +1645,23 @@ void QuantizePerElementBlock(const Context& c, size_t k, const Operands& o, cons
   const size_t whole = k - k % N;
   const float* scales = o.scale.values;
   const float* zero_points = o.zero_point.values;
+  if constexpr (kReadsZeroPointCodes<Output>) {
+    if (o.zero_point_codes != nullptr) {
+      switch (c.zero_point->bits) {
+        case 8: QuantizeWithZeroPointCodes<Output, kX, ZeroPointCodes::kBytes>(c, k, o, x, byte_mask, out); return;
+        case 16: QuantizeWithZeroPointCodes<Output, kX, ZeroPointCodes::kHalfwords>(c, k, o, x, byte_mask, out); return;
+        default:
+#if QDQ_VECTOR_SUB_BYTE_CODES
+          if (c.plan->zero_point.layout == SubByteLayout::kPacked) {
+            QuantizeWithZeroPointCodes<Output, kX, ZeroPointCodes::kPackedNibbles>(c, k, o, x, byte_mask, out);
+            return;
+          }
+#endif
+          QuantizeWithZeroPointCodes<Output, kX, ZeroPointCodes::kNibbleBytes>(c, k, o, x, byte_mask, out);
+          return;
+      }
+    }
+  }
   quantize(x, scales, zero_points, whole, out);
   if (whole < k) {
     HWY_ALIGN XT x_tail[64];
@@ -1548,12 +1696,17 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   HWY_ALIGN float zp_tail[64];
   HWY_ALIGN Code out_tail[64];
   Operands o;
+  // Per-element zero points are read as codes by QuantizePerElementBlock, the path of float32
+  // divisions and of x's own precision with scales exact in it (below).
+  const bool zero_point_codes =
+      kReadsZeroPointCodes<Output> && (precision == Precision::kFloat32 ||
+                                       (ExactInPrecision(kX, precision) && ExactInPrecision(c.scale->type, precision)));
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
     const uint64_t at = run.x_index + offset;
     const uint64_t y_at = at - c.y_first;
     const XT* x = static_cast<const XT*>(c.x_data) + (at - c.x_first);
-    LoadOperands(c, run, offset, k, &o);
+    LoadOperands(c, run, offset, k, &o, zero_point_codes);
     const VF zp_constant = hn::Set(df, o.zero_point.constant);
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
     Code* out = through_buffer ? codes : static_cast<Code*>(y) + y_at;
@@ -1605,7 +1758,8 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         emit(q, zp, bounds, destination);
       };
       const bool uniform = (precision == Precision::kFloat32 || own_precision) &&
-                           (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr));
+                           (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr &&
+                                            o.zero_point_codes == nullptr));
       // Per-element operands whose scales need no rounding to the division precision.
       const bool per_element = !uniform && !o.per_block && (precision == Precision::kFloat32 || (own_precision && scale_exact));
       if constexpr (!Output::kWide) {
