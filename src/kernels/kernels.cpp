@@ -553,6 +553,21 @@ inline float Float4E2M1Value(uint32_t code) {
   return std::bit_cast<float>(magnitude | ((code & 8u) << 28));
 }
 
+// float4e2m1 codes (0bSEEM, one per u32 lane) as float32 values on their bits: EE = 0 is M * 0.5
+// (0x3F000000 is 0.5f), else 2^(EE - 1) * (1 + M / 2), whose float32 exponent field is
+// EE - 1 + 127 and mantissa M << 22; the sign moves from bit 3 to bit 31 (code 0b1000 is -0, as
+// the codec decodes it).
+HWY_INLINE VF Float4E2M1Values(VU codes) {
+  const DF df;
+  const DU du;
+  const auto exponent = hn::And(hn::ShiftRight<1>(codes), hn::Set(du, 3u));
+  const auto m = hn::And(codes, hn::Set(du, 1u));
+  const auto normal = hn::Or(hn::ShiftLeft<23>(hn::Add(exponent, hn::Set(du, 126u))), hn::ShiftLeft<22>(m));
+  const auto subnormal = hn::Mul(m, hn::Set(du, 0x3F00'0000u));
+  const auto magnitude = hn::IfThenElse(hn::Eq(exponent, hn::Zero(du)), subnormal, normal);
+  return hn::BitCast(df, hn::Or(magnitude, hn::ShiftLeft<28>(hn::And(codes, hn::Set(du, 8u)))));
+}
+
 // Vectors of 4- and 2-bit codes, one per u32 lane in element order, and their float32 values.
 // (Fixed-width targets of 4+ lanes: the unpacking halves and quarters the vector. Defined again
 // for each target: this file is compiled once per target.)
@@ -580,9 +595,7 @@ HWY_INLINE VU UnpackCrumbs(const uint8_t* bytes) {
   return hn::PromoteTo(du, hn::BitCast(hn::Rebind<uint8_t, DU>(), quads));
 }
 // The values of 4- and 2-bit codes: integers sign-extended as (code ^ s) - s (s the sign bit, or
-// 0 unsigned); float4e2m1 (0bSEEM) on its bits: EE = 0 is M * 0.5 (0x3F000000 is 0.5f), else
-// 2^(EE - 1) * (1 + M / 2), whose float32 exponent field is EE - 1 + 127 and mantissa M << 22;
-// the sign moves from bit 3 to bit 31 (code 0b1000 is -0, as the codec decodes it).
+// 0 unsigned); float4e2m1 on its bits (Float4E2M1Values).
 HWY_INLINE VF SubByteCodeValues(const ElementTypeInfo& type, VU codes) {
   const DF df;
   const DU du;
@@ -590,12 +603,7 @@ HWY_INLINE VF SubByteCodeValues(const ElementTypeInfo& type, VU codes) {
     const auto s = hn::Set(du, type.is_signed ? 1u << (type.bits - 1) : 0u);
     return hn::ConvertTo(df, hn::BitCast(DI(), hn::Sub(hn::Xor(codes, s), s)));
   }
-  const auto exponent = hn::And(hn::ShiftRight<1>(codes), hn::Set(du, 3u));
-  const auto m = hn::And(codes, hn::Set(du, 1u));
-  const auto normal = hn::Or(hn::ShiftLeft<23>(hn::Add(exponent, hn::Set(du, 126u))), hn::ShiftLeft<22>(m));
-  const auto subnormal = hn::Mul(m, hn::Set(du, 0x3F00'0000u));
-  const auto magnitude = hn::IfThenElse(hn::Eq(exponent, hn::Zero(du)), subnormal, normal);
-  return hn::BitCast(df, hn::Or(magnitude, hn::ShiftLeft<28>(hn::And(codes, hn::Set(du, 8u)))));
+  return Float4E2M1Values(codes);
 }
 #else
 #define QDQ_VECTOR_SUB_BYTE_CODES 0
@@ -763,12 +771,12 @@ struct Operands {
 };
 
 // Whether a run's per-element zero points can be read as codes by the quantize loop instead of
-// converted to float32 first: integer codes of 8 or 16 bits, or 4 bits one per byte or packed from
-// a whole byte (the run's first zero point at an even element).
+// converted to float32 first: integer codes of 8 or 16 bits, or 4-bit integer and float4e2m1
+// codes one per byte or packed from a whole byte (the run's first zero point at an even element).
 bool ZeroPointCodesInLoop(const Context& c, const exec::Run& run) {
   if (c.zero_point == nullptr || !run.zero_point_varies || run.block != 0) return false;
   const ElementTypeInfo& z = *c.zero_point;
-  if (!z.is_integer()) return false;
+  if (!z.is_integer() && z.type != ElementType::kFloat4E2M1) return false;
   if (z.bits == 8 || z.bits == 16) return true;
   if (z.bits != 4) return false;
   if (c.plan->zero_point.layout == SubByteLayout::kOneCodePerByte) return true;
@@ -968,7 +976,7 @@ struct IntegerOutput {
   // [lowest, max]. Rounding is monotonic and the bounds are integers, so this equals Codes' clamp
   // against lowest - zp and max - zp first; |round(q) + zp| stays far inside int32, and a q
   // beyond +-2^21 lies beyond every bound with any zero point of these types.
-  static HWY_INLINE VI CodesWithZeroPointLanes(VF q, VI zp) {
+  static HWY_INLINE VI CodesWithZeroPointLanes(const Context&, VF q, VI zp) {
     const DF df;
     const DI di;
     const VF limit = hn::Set(df, 0x1p21f);
@@ -1040,6 +1048,11 @@ struct FloatOutput {
     }
 #endif
     return Encode<F>(q, c.saturate);
+  }
+  // float4e2m1 with its per-element zero points read as codes (ZeroPointLanes, 0bSEEM per lane).
+  static HWY_INLINE VI CodesWithZeroPointLanes(const Context& c, VF q, VI zero_point_codes) {
+    static_assert(F.exponent_bits == 2 && F.mantissa_bits == 1, "float4e2m1 zero points only");
+    return Codes(c, q, Float4E2M1Values(hn::BitCast(DU(), zero_point_codes)), {});
   }
 };
 
@@ -1442,7 +1455,7 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
       VF q = hn::Div(XInput<kX>::Load(x + j), scales != nullptr ? hn::LoadU(DF(), scales + j) : s);
       if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
       if constexpr (kZeroPointCodes != ZeroPointCodes::kFloats) {
-        return Output::CodesWithZeroPointLanes(q, ZeroPointLanes<Output::kSignedCodes, kZeroPointCodes>(zero_point_codes, j));
+        return Output::CodesWithZeroPointLanes(c, q, ZeroPointLanes<Output::kSignedCodes, kZeroPointCodes>(zero_point_codes, j));
       }
       if (zero_points == nullptr) return Output::Codes(c, q, zp, bounds);
       const VF element_zp = hn::LoadU(DF(), zero_points + j);
@@ -1574,11 +1587,13 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
 // QuantizeUniform's per-element loop over the whole vectors, the partial last one through
 // zero-padded copies.
 // The outputs whose per-element zero points QuantizePerElementBlock reads as codes: the integer
-// types of 16 bits or fewer (IntegerOutput::CodesWithZeroPointLanes).
+// types of 16 bits or fewer and float4e2m1 (their CodesWithZeroPointLanes).
 template <class Output>
 constexpr bool kReadsZeroPointCodes = false;
 template <int kBits, bool kSigned>
 constexpr bool kReadsZeroPointCodes<IntegerOutput<kBits, kSigned>> = kBits <= 16;
+template <>
+constexpr bool kReadsZeroPointCodes<FloatOutput<kE2M1, true>> = true;
 
 // QuantizePerElementBlock with the zero points read as codes of kKind (Operands::zero_point_codes),
 // integer outputs: the codes of the partial last vector are staged zero-padded, as the values are.
