@@ -796,9 +796,11 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
   // Whole vectors per block (offset is a multiple of kBlock, itself a multiple of the lanes).
   o->per_block = run.block != 0 && run.block % lanes == 0 && run.block_phase % lanes == 0 && !wide_scale &&
                  !wide_zero_point;
-  // A converted run's elements at most, so that the row's per-element operands fit the budget.
+  // A converted run's elements at most, so that the row's per-element operands fit the budget
+  // (zero points read as codes in the loop take no float32 row).
+  const bool codes_in_loop = zero_point_codes && !o->per_block && ZeroPointCodesInLoop(c, run);
   const uint64_t per_element_operands =
-      (run.scale_varies ? 1u : 0u) + (c.zero_point != nullptr && run.zero_point_varies ? 1u : 0u);
+      (run.scale_varies ? 1u : 0u) + (c.zero_point != nullptr && run.zero_point_varies && !codes_in_loop ? 1u : 0u);
   const uint64_t max_converted = kRowOperandBytes / (sizeof(float) * std::max<uint64_t>(per_element_operands, 1));
   if (wide_scale) {
     LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, false, &o->wide_scale);
@@ -810,7 +812,7 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
   if (c.zero_point == nullptr) {
     o->zero_point.values = nullptr;
     o->zero_point.constant = 0.0f;
-  } else if (zero_point_codes && !o->per_block && ZeroPointCodesInLoop(c, run)) {
+  } else if (codes_in_loop) {
     const uint64_t first = run.zero_point_index + offset;  // even where packed (offset: whole blocks)
     const bool packed = c.zero_point->bits == 4 && plan.zero_point.layout == SubByteLayout::kPacked;
     o->zero_point.values = nullptr;
