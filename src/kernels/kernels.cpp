@@ -1588,6 +1588,38 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
 // operand may be constant), divided in float32 or in x's own precision with scales exact in it:
 // QuantizeUniform's per-element loop over the whole vectors, the partial last one through
 // zero-padded copies.
+// Calls visit.template operator()<kKind>() with the ZeroPointCodes kind of the plan's zero points
+// (those ZeroPointCodesInLoop accepts).
+template <class Visit>
+HWY_INLINE void WithZeroPointCodes(const Context& c, const Visit& visit) {
+  switch (c.zero_point->bits) {
+    case 8: visit.template operator()<ZeroPointCodes::kBytes>(); return;
+    case 16: visit.template operator()<ZeroPointCodes::kHalfwords>(); return;
+    default:
+#if QDQ_VECTOR_SUB_BYTE_CODES
+      if (c.plan->zero_point.layout == SubByteLayout::kPacked) {
+        visit.template operator()<ZeroPointCodes::kPackedNibbles>();
+        return;
+      }
+#endif
+      visit.template operator()<ZeroPointCodes::kNibbleBytes>();
+  }
+}
+
+// Copies the zero-point codes of elements [whole, k) of a row (`codes` at its element 0) into
+// `local`, zero-padded, as StageTail does for values: whole is a multiple of the lanes, so a packed
+// row's tail starts on a byte.
+template <ZeroPointCodes kKind>
+const uint8_t* StageCodeTail(const uint8_t* codes, size_t whole, size_t k, uint8_t (&local)[128]) {
+  constexpr size_t kBytesPerCode = kKind == ZeroPointCodes::kHalfwords ? 2 : 1;
+  constexpr bool kPacked = kKind == ZeroPointCodes::kPackedNibbles;
+  const size_t first = kPacked ? whole / 2 : whole * kBytesPerCode;
+  const size_t bytes = kPacked ? (k - whole + 1) / 2 : (k - whole) * kBytesPerCode;
+  std::memset(local, 0, sizeof(local));
+  std::memcpy(local, codes + first, bytes);
+  return local;
+}
+
 // The outputs whose per-element zero points QuantizePerElementBlock reads as codes: the integer
 // types of 16 bits or fewer and float4e2m1 (their CodesWithZeroPointLanes).
 template <class Output>
@@ -1624,18 +1656,12 @@ void QuantizeWithZeroPointCodes(const Context& c, size_t k, const Operands& o, c
   const size_t whole = k - k % N;
   quantize(x, o.scale.values, o.zero_point_codes, whole, out);
   if (whole < k) {
-    // Bytes of the codes of elements [whole, k): whole is a multiple of the lanes, so a packed
-    // row's tail starts on a byte.
-    constexpr size_t kCodeBytesPerElement = kKind == ZeroPointCodes::kHalfwords ? 2 : 1;
-    const size_t first_byte = kKind == ZeroPointCodes::kPackedNibbles ? whole / 2 : whole * kCodeBytesPerElement;
-    const size_t bytes = kKind == ZeroPointCodes::kPackedNibbles ? (k - whole + 1) / 2 : (k - whole) * kCodeBytesPerElement;
     HWY_ALIGN XT x_tail[64];
     HWY_ALIGN float scale_tail[64];
-    HWY_ALIGN uint8_t code_tail[128] = {};
+    HWY_ALIGN uint8_t code_tail[128];
     HWY_ALIGN Code out_tail[64];
-    std::memcpy(code_tail, o.zero_point_codes + first_byte, bytes);
     quantize(StageTail(x, whole, k, x_tail), o.scale.values ? StageTail(o.scale.values, whole, k, scale_tail) : nullptr,
-             code_tail, N, out_tail);
+             StageCodeTail<kKind>(o.zero_point_codes, whole, k, code_tail), N, out_tail);
     std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
   }
 }
@@ -1664,19 +1690,10 @@ void QuantizePerElementBlock(const Context& c, size_t k, const Operands& o, cons
   const float* zero_points = o.zero_point.values;
   if constexpr (kReadsZeroPointCodes<Output>) {
     if (o.zero_point_codes != nullptr) {
-      switch (c.zero_point->bits) {
-        case 8: QuantizeWithZeroPointCodes<Output, kX, ZeroPointCodes::kBytes>(c, k, o, x, byte_mask, out); return;
-        case 16: QuantizeWithZeroPointCodes<Output, kX, ZeroPointCodes::kHalfwords>(c, k, o, x, byte_mask, out); return;
-        default:
-#if QDQ_VECTOR_SUB_BYTE_CODES
-          if (c.plan->zero_point.layout == SubByteLayout::kPacked) {
-            QuantizeWithZeroPointCodes<Output, kX, ZeroPointCodes::kPackedNibbles>(c, k, o, x, byte_mask, out);
-            return;
-          }
-#endif
-          QuantizeWithZeroPointCodes<Output, kX, ZeroPointCodes::kNibbleBytes>(c, k, o, x, byte_mask, out);
-          return;
-      }
+      WithZeroPointCodes(c, [&]<ZeroPointCodes kKind>() HWY_ATTR {
+        QuantizeWithZeroPointCodes<Output, kX, kKind>(c, k, o, x, byte_mask, out);
+      });
+      return;
     }
   }
   quantize(x, scales, zero_points, whole, out);
@@ -1811,6 +1828,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
 // byte-per-code buffer (4 and 2 bits), as float32 values.
 template <int kBits, bool kSigned>
 struct IntegerInput {
+  static constexpr bool kSignedCodes = kSigned;
   static constexpr bool kPacked = kBits < 8;
   static constexpr bool kWide = false;
   static constexpr bool kSubtractsZeroPoint = true;
@@ -1983,6 +2001,40 @@ void DequantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t off
   }
 }
 
+// The inputs whose per-element zero points DequantizeRun reads as codes (ZeroPointLanes): integer
+// codes of 4, 8 and 16 bits (ZeroPointCodesInLoop).
+template <class Input>
+constexpr bool kDequantizesWithZeroPointCodes = false;
+template <int kBits, bool kSigned>
+constexpr bool kDequantizesWithZeroPointCodes<IntegerInput<kBits, kSigned>> = kBits == 4 || kBits == 8 || kBits == 16;
+
+// Elements [0, k) of a per-element dequantize block whose zero points are codes of kKind: the
+// codes widened and converted in lanes (x - zp is exact in float32 for these integers), the
+// partial last vector through zero-padded copies.
+template <class Input, ElementType kOut, ZeroPointCodes kKind, typename YT>
+void DequantizeWithZeroPointCodes(const typename Input::T* x, const float* scales, VF scale_constant,
+                                  const uint8_t* codes, size_t k, YT* out) {
+  using XT = typename Input::T;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  auto body = [&](const XT* xp, const float* sp, const uint8_t* row, size_t j, YT* destination) HWY_ATTR {
+    const VF zp = hn::ConvertTo(df, ZeroPointLanes<Input::kSignedCodes, kKind>(row, j));
+    const VF v = hn::Sub(Input::Load(xp), zp);
+    StoreAsOutput<kOut>(DequantizedProduct(v, sp ? hn::LoadU(df, sp) : scale_constant), destination);
+  };
+  size_t i = 0;
+  for (; i + N <= k; i += N) body(x + i, scales ? scales + i : nullptr, codes, i, out + i);
+  if (i < k) {
+    HWY_ALIGN XT x_tail[64];
+    HWY_ALIGN float scale_tail[64];
+    HWY_ALIGN uint8_t code_tail[128];
+    HWY_ALIGN YT out_tail[64];
+    body(StageTail(x, i, k, x_tail), scales ? StageTail(scales, i, k, scale_tail) : nullptr,
+         StageCodeTail<kKind>(codes, i, k, code_tail), 0, out_tail);
+    std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
+  }
+}
+
 template <class Input, ElementType kOut>
 void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   using XT = typename Input::T;
@@ -1998,11 +2050,12 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   HWY_ALIGN YT staged[kPadded];  // the block, when streamed out
   Operands o;
   const bool subtract = Input::kSubtractsZeroPoint && c.apply_zero_point;
+  const bool zero_point_codes = kDequantizesWithZeroPointCodes<Input> && subtract;
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
     const uint64_t at = run.x_index + offset;
     const uint64_t x_at = at - c.x_first;
-    LoadOperands(c, run, offset, k, &o);
+    LoadOperands(c, run, offset, k, &o, zero_point_codes);
     const XT* x;
     if constexpr (Input::kPacked) {
       if (c.x_layout == SubByteLayout::kOneCodePerByte) {
@@ -2030,7 +2083,13 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
       compute(xp, sp ? hn::LoadU(df, sp) : scale_constant, zpp ? hn::LoadU(df, zpp) : zp_constant, destination);
     };
     size_t i = 0;
-    if (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr)) {
+    if (o.zero_point_codes != nullptr) {  // only where kDequantizesWithZeroPointCodes asked for them
+      if constexpr (kDequantizesWithZeroPointCodes<Input>) {
+        WithZeroPointCodes(c, [&]<ZeroPointCodes kKind>() HWY_ATTR {
+          DequantizeWithZeroPointCodes<Input, kOut, kKind>(x, o.scale.values, scale_constant, o.zero_point_codes, k, out);
+        });
+      }
+    } else if (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr)) {
       DequantizeUniformBlock<Input, kOut>(c, run, offset, k, o, x, subtract, out);
     } else {
       const float* sp = o.scale.values;
