@@ -764,23 +764,25 @@ struct Operands {
   bool per_block = false;
   OperandValues<float> scale, zero_point;
   OperandValues<int32_t> wide_scale, wide_zero_point;
-  // Per-element integer zero points read as codes in the quantize loop (LoadOperands'
-  // zero_point_codes): the byte of the block's first element, or null. zero_point.values is then
-  // null and the converted buffer unused.
+  // Per-element zero points read as codes in the quantize and dequantize loops (LoadOperands'
+  // zero_point_codes, ZeroPointCodesInLoop): the byte of the block's first element, or null.
+  // zero_point.values is then null and the converted buffer unused.
   const uint8_t* zero_point_codes = nullptr;
 };
 
 // Whether a run's per-element zero points can be read as codes by the quantize loop instead of
-// converted to float32 first: integer codes of 8 or 16 bits, or 4-bit integer and float4e2m1
-// codes one per byte or packed from a whole byte (the run's first zero point at an even element).
+// converted to float32 first: integer codes of 8 or 16 bits, or 4- and 2-bit integer and float4e2m1
+// codes one per byte or packed from a whole byte (the run's first zero point the first code of a
+// byte).
 bool ZeroPointCodesInLoop(const Context& c, const exec::Run& run) {
   if (c.zero_point == nullptr || !run.zero_point_varies || run.block != 0) return false;
   const ElementTypeInfo& z = *c.zero_point;
   if (!z.is_integer() && z.type != ElementType::kFloat4E2M1) return false;
   if (z.bits == 8 || z.bits == 16) return true;
-  if (z.bits != 4) return false;
+  if (z.bits != 4 && z.bits != 2) return false;  // 32-bit words: the wide kernels
   if (c.plan->zero_point.layout == SubByteLayout::kOneCodePerByte) return true;
-  return QDQ_VECTOR_SUB_BYTE_CODES && run.zero_point_index % 2 == 0;  // UnpackNibbles from whole bytes
+  // Unpacked from whole bytes (UnpackNibbles, UnpackCrumbs).
+  return QDQ_VECTOR_SUB_BYTE_CODES && run.zero_point_index % (8 / static_cast<uint64_t>(z.bits)) == 0;
 }
 
 // zero_point_codes: the caller reads per-element zero points as codes where ZeroPointCodesInLoop
@@ -813,10 +815,12 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
     o->zero_point.values = nullptr;
     o->zero_point.constant = 0.0f;
   } else if (codes_in_loop) {
-    const uint64_t first = run.zero_point_index + offset;  // even where packed (offset: whole blocks)
-    const bool packed = c.zero_point->bits == 4 && plan.zero_point.layout == SubByteLayout::kPacked;
+    // Where packed, first is a byte's first code (offset: whole blocks).
+    const uint64_t first = run.zero_point_index + offset;
+    const uint64_t bits = static_cast<uint64_t>(c.zero_point->bits);
+    const bool packed = bits < 8 && plan.zero_point.layout == SubByteLayout::kPacked;
     o->zero_point.values = nullptr;
-    const uint64_t byte = packed ? first / 2 : c.zero_point->bits == 16 ? first * 2 : first;
+    const uint64_t byte = packed ? first / (8 / bits) : first * ((bits + 7) / 8);
     o->zero_point_codes = static_cast<const uint8_t*>(plan.zero_point.data) + byte;
   } else if (wide_zero_point) {
     LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k, false,
@@ -1396,25 +1400,10 @@ HWY_INLINE void PrefetchForLater(const char* p) {
 #endif
 }
 
-// Whole vectors [0, count) of x (count a multiple of the lanes) divided in float32 by one scale
-// and given one zero point: the hot loop of per-tensor and per-block plans, four vectors a step and
-// free of WalkVectors' per-vector choices (division precision, per-element operands). 8-bit code
-// lanes are masked with byte_mask (0xFF, or the code's bits for one code per byte).
-// kRoundQuotient: the division precision is x's own type (float16 or bfloat16 x), so x is exact
-// in it and only the quotient is rounded to it after the float32 division (24 bits hold two
-// 11- or 8-bit significands and two guard bits, so that double rounding is exact).
-// side: dynamic quantization's reduction of the next stretch, one vector of it per vector here.
-// kByReciprocal: r is RN(1 / s), a normal float32, and the codes come from IntegerOutput::
-// CodesByReciprocal (bit for bit the division's).
-// kPerElement: element j's scale is scales[j] where scales is not null (else s), and its zero
-// point zero_points[j] with the bounds derived from it where zero_points is not null (else zp and
-// bounds): per-axis on the last axis and DirectML's broadcasts, in the same four-vector steps
-// (WalkVectors' loop, one vector a step with its per-vector choices, made per-axis-last Q 1.35x
-// slower than per-tensor in cache).
-// How per-element zero points reach QuantizeUniform: float32 values, or integer codes read and
-// widened in the loop (Operands::zero_point_codes): 8-bit, 16-bit, 4-bit one per byte, 4-bit
-// packed two per byte from a whole byte.
-enum class ZeroPointCodes { kFloats, kBytes, kHalfwords, kNibbleBytes, kPackedNibbles };
+// How per-element zero points reach QuantizeUniform: float32 values, or codes read and widened in
+// the loop (Operands::zero_point_codes): 8-bit, 16-bit, 4- and 2-bit one per byte, 4-bit packed
+// two per byte and 2-bit four per byte, from a whole byte.
+enum class ZeroPointCodes { kFloats, kBytes, kHalfwords, kNibbleBytes, kPackedNibbles, kCrumbBytes, kPackedCrumbs };
 
 // Zero points of elements [j, j + lanes) of a row of codes starting at `codes`, as int32 lanes.
 template <bool kSigned, ZeroPointCodes kKind>
@@ -1428,21 +1417,41 @@ HWY_INLINE VI ZeroPointLanes(const uint8_t* codes, size_t j) {
     if constexpr (kSigned) return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int16_t, DI>(), reinterpret_cast<const int16_t*>(codes) + j));
     return hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint16_t, DU>(), reinterpret_cast<const uint16_t*>(codes) + j)));
   } else {
-    VU nibbles;
-    if constexpr (kKind == ZeroPointCodes::kNibbleBytes) {
-      nibbles = hn::And(hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), codes + j)), hn::Set(du, 0x0Fu));
+    constexpr bool kNibbles = kKind == ZeroPointCodes::kNibbleBytes || kKind == ZeroPointCodes::kPackedNibbles;
+    constexpr uint32_t kSignBit = kNibbles ? 8u : 2u;
+    VU small;
+    if constexpr (kKind == ZeroPointCodes::kNibbleBytes || kKind == ZeroPointCodes::kCrumbBytes) {
+      small = hn::And(hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), codes + j)), hn::Set(du, 2 * kSignBit - 1));
     } else {
 #if QDQ_VECTOR_SUB_BYTE_CODES
-      nibbles = UnpackNibbles(codes + j / 2);
+      small = kNibbles ? UnpackNibbles(codes + j / 2) : UnpackCrumbs(codes + j / 4);
 #else
-      static_assert(kKind != ZeroPointCodes::kPackedNibbles, "packed zero points are read in lanes only where unpacked");
+      static_assert(kKind == ZeroPointCodes::kFloats, "packed zero points are read in lanes only where unpacked");
 #endif
     }
-    if constexpr (kSigned) nibbles = hn::Sub(hn::Xor(nibbles, hn::Set(du, 8u)), hn::Set(du, 8u));  // 0b1000 -> -8
-    return hn::BitCast(di, nibbles);
+    // Sign-extended as (code ^ sign) - sign: 0b1000 -> -8, 0b10 -> -2.
+    if constexpr (kSigned) small = hn::Sub(hn::Xor(small, hn::Set(du, kSignBit)), hn::Set(du, kSignBit));
+    return hn::BitCast(di, small);
   }
 }
 
+// Whole vectors [0, count) of x (count a multiple of the lanes) divided in float32 by one scale
+// and given one zero point: the hot loop of per-tensor and per-block plans, four vectors a step and
+// free of WalkVectors' per-vector choices (division precision, per-element operands). 8-bit code
+// lanes are masked with byte_mask (0xFF, or the code's bits for one code per byte).
+// kRoundQuotient: the division precision is x's own type (float16 or bfloat16 x), so x is exact
+// in it and only the quotient is rounded to it after the float32 division (24 bits hold two
+// 11- or 8-bit significands and two guard bits, so that double rounding is exact).
+// side: dynamic quantization's reduction of the next stretch, one vector of it per vector here.
+// kByReciprocal: r is RN(1 / s), a normal float32, and the codes come from IntegerOutput::
+// CodesByReciprocal (bit for bit the division's).
+// kPerElement: element j's scale is scales[j] where scales is not null (else s), and its zero
+// point zero_points[j] with the bounds derived from it where zero_points is not null (else zp and
+// bounds), or element j's code in zero_point_codes where kZeroPointCodes says how they are stored
+// (Output::CodesWithZeroPointLanes): per-axis on the last axis and DirectML's broadcasts, in the
+// same four-vector steps
+// (WalkVectors' loop, one vector a step with its per-vector choices, made per-axis-last Q 1.35x
+// slower than per-tensor in cache).
 template <class Output, ElementType kX, typename Code, bool kRoundQuotient = false, bool kByReciprocal = false,
           bool kPerElement = false, ZeroPointCodes kZeroPointCodes = ZeroPointCodes::kFloats>
 HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, VF s, VF r, VF zp,
@@ -1584,25 +1593,31 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
   }
 }
 
-// One block of a run whose scales or zero points are per element (values pointers of o; the other
-// operand may be constant), divided in float32 or in x's own precision with scales exact in it:
-// QuantizeUniform's per-element loop over the whole vectors, the partial last one through
-// zero-padded copies.
 // Calls visit.template operator()<kKind>() with the ZeroPointCodes kind of the plan's zero points
 // (those ZeroPointCodesInLoop accepts).
 template <class Visit>
 HWY_INLINE void WithZeroPointCodes(const Context& c, const Visit& visit) {
+  [[maybe_unused]] const bool packed = c.plan->zero_point.layout == SubByteLayout::kPacked;
   switch (c.zero_point->bits) {
     case 8: visit.template operator()<ZeroPointCodes::kBytes>(); return;
     case 16: visit.template operator()<ZeroPointCodes::kHalfwords>(); return;
-    default:
+    case 4:
 #if QDQ_VECTOR_SUB_BYTE_CODES
-      if (c.plan->zero_point.layout == SubByteLayout::kPacked) {
+      if (packed) {
         visit.template operator()<ZeroPointCodes::kPackedNibbles>();
         return;
       }
 #endif
       visit.template operator()<ZeroPointCodes::kNibbleBytes>();
+      return;
+    default:  // 2 bits
+#if QDQ_VECTOR_SUB_BYTE_CODES
+      if (packed) {
+        visit.template operator()<ZeroPointCodes::kPackedCrumbs>();
+        return;
+      }
+#endif
+      visit.template operator()<ZeroPointCodes::kCrumbBytes>();
   }
 }
 
@@ -1612,9 +1627,9 @@ HWY_INLINE void WithZeroPointCodes(const Context& c, const Visit& visit) {
 template <ZeroPointCodes kKind>
 const uint8_t* StageCodeTail(const uint8_t* codes, size_t whole, size_t k, uint8_t (&local)[128]) {
   constexpr size_t kBytesPerCode = kKind == ZeroPointCodes::kHalfwords ? 2 : 1;
-  constexpr bool kPacked = kKind == ZeroPointCodes::kPackedNibbles;
-  const size_t first = kPacked ? whole / 2 : whole * kBytesPerCode;
-  const size_t bytes = kPacked ? (k - whole + 1) / 2 : (k - whole) * kBytesPerCode;
+  constexpr size_t kCodesPerByte = kKind == ZeroPointCodes::kPackedNibbles ? 2 : kKind == ZeroPointCodes::kPackedCrumbs ? 4 : 1;
+  const size_t first = kCodesPerByte > 1 ? whole / kCodesPerByte : whole * kBytesPerCode;
+  const size_t bytes = kCodesPerByte > 1 ? (k - whole + kCodesPerByte - 1) / kCodesPerByte : (k - whole) * kBytesPerCode;
   std::memset(local, 0, sizeof(local));
   std::memcpy(local, codes + first, bytes);
   return local;
@@ -1666,6 +1681,10 @@ void QuantizeWithZeroPointCodes(const Context& c, size_t k, const Operands& o, c
   }
 }
 
+// One block of a run whose scales or zero points are per element (values pointers of o; the other
+// operand may be constant), divided in float32 or in x's own precision with scales exact in it:
+// QuantizeUniform's per-element loop over the whole vectors, the partial last one through
+// zero-padded copies; zero points read as codes go to QuantizeWithZeroPointCodes.
 template <class Output, ElementType kX, typename Code>
 void QuantizePerElementBlock(const Context& c, size_t k, const Operands& o, const typename XInput<kX>::T* x,
                              VF zp_constant, const typename Output::Bounds& bounds_constant, VI byte_mask, Code* out) {
@@ -2002,11 +2021,11 @@ void DequantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t off
 }
 
 // The inputs whose per-element zero points DequantizeRun reads as codes (ZeroPointLanes): integer
-// codes of 4, 8 and 16 bits (ZeroPointCodesInLoop).
+// codes of 2 to 16 bits (ZeroPointCodesInLoop).
 template <class Input>
 constexpr bool kDequantizesWithZeroPointCodes = false;
 template <int kBits, bool kSigned>
-constexpr bool kDequantizesWithZeroPointCodes<IntegerInput<kBits, kSigned>> = kBits == 4 || kBits == 8 || kBits == 16;
+constexpr bool kDequantizesWithZeroPointCodes<IntegerInput<kBits, kSigned>> = true;
 
 // Elements [0, k) of a per-element dequantize block whose zero points are codes of kKind: the
 // codes widened and converted in lanes (x - zp is exact in float32 for these integers), the
