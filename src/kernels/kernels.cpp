@@ -1593,31 +1593,27 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
   }
 }
 
+// A 4- or 2-bit zero point's kind by its layout (packed kinds only where the target unpacks them).
+template <ZeroPointCodes kPacked, ZeroPointCodes kOnePerByte, class Visit>
+HWY_INLINE void WithSubByteZeroPointCodes([[maybe_unused]] bool packed, const Visit& visit) {
+#if QDQ_VECTOR_SUB_BYTE_CODES
+  if (packed) {
+    visit.template operator()<kPacked>();
+    return;
+  }
+#endif
+  visit.template operator()<kOnePerByte>();
+}
 // Calls visit.template operator()<kKind>() with the ZeroPointCodes kind of the plan's zero points
 // (those ZeroPointCodesInLoop accepts).
 template <class Visit>
 HWY_INLINE void WithZeroPointCodes(const Context& c, const Visit& visit) {
-  [[maybe_unused]] const bool packed = c.plan->zero_point.layout == SubByteLayout::kPacked;
+  const bool packed = c.plan->zero_point.layout == SubByteLayout::kPacked;
   switch (c.zero_point->bits) {
     case 8: visit.template operator()<ZeroPointCodes::kBytes>(); return;
     case 16: visit.template operator()<ZeroPointCodes::kHalfwords>(); return;
-    case 4:
-#if QDQ_VECTOR_SUB_BYTE_CODES
-      if (packed) {
-        visit.template operator()<ZeroPointCodes::kPackedNibbles>();
-        return;
-      }
-#endif
-      visit.template operator()<ZeroPointCodes::kNibbleBytes>();
-      return;
-    default:  // 2 bits
-#if QDQ_VECTOR_SUB_BYTE_CODES
-      if (packed) {
-        visit.template operator()<ZeroPointCodes::kPackedCrumbs>();
-        return;
-      }
-#endif
-      visit.template operator()<ZeroPointCodes::kCrumbBytes>();
+    case 4: WithSubByteZeroPointCodes<ZeroPointCodes::kPackedNibbles, ZeroPointCodes::kNibbleBytes>(packed, visit); return;
+    default: WithSubByteZeroPointCodes<ZeroPointCodes::kPackedCrumbs, ZeroPointCodes::kCrumbBytes>(packed, visit);  // 2 bits
   }
 }
 
@@ -1635,6 +1631,48 @@ const uint8_t* StageCodeTail(const uint8_t* codes, size_t whole, size_t k, uint8
   return local;
 }
 
+// One block of a run whose scales or zero points are per element (values pointers of o; the other
+// operand may be constant), divided in float32 or in x's own precision with scales exact in it:
+// QuantizeUniform's per-element loop over the whole vectors, the partial last one through
+// zero-padded copies. kKind: the zero points are o.zero_point.values (kFloats) or codes of that
+// kind at o.zero_point_codes.
+template <class Output, ElementType kX, ZeroPointCodes kKind, typename Code>
+void QuantizePerElement(const Context& c, size_t k, const Operands& o, const typename XInput<kX>::T* x,
+                        VF zp_constant, const typename Output::Bounds& bounds_constant, VI byte_mask, Code* out) {
+  using XT = typename XInput<kX>::T;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const VF s = hn::Set(df, o.scale.constant);
+  const auto quantize = [&](const XT* from, const float* scales, const float* zero_points, const uint8_t* codes,
+                            size_t count, Code* to) HWY_ATTR __attribute__((always_inline)) {
+    if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
+      if (c.precision != Precision::kFloat32) {
+        QuantizeUniform<Output, kX, Code, true, false, true, kKind>(c, from, count, s, s, zp_constant, bounds_constant,
+                                                                    byte_mask, to, nullptr, scales, zero_points, codes);
+        return;
+      }
+    }
+    QuantizeUniform<Output, kX, Code, false, false, true, kKind>(c, from, count, s, s, zp_constant, bounds_constant,
+                                                                 byte_mask, to, nullptr, scales, zero_points, codes);
+  };
+  const size_t whole = k - k % N;
+  const float* scales = o.scale.values;
+  const float* zero_points = o.zero_point.values;
+  quantize(x, scales, zero_points, o.zero_point_codes, whole, out);
+  if (whole < k) {
+    HWY_ALIGN XT x_tail[64];
+    HWY_ALIGN float scale_tail[64];
+    HWY_ALIGN float zp_tail[64];
+    HWY_ALIGN uint8_t code_tail[128];
+    HWY_ALIGN Code out_tail[64];
+    const uint8_t* codes = nullptr;
+    if constexpr (kKind != ZeroPointCodes::kFloats) codes = StageCodeTail<kKind>(o.zero_point_codes, whole, k, code_tail);
+    quantize(StageTail(x, whole, k, x_tail), scales ? StageTail(scales, whole, k, scale_tail) : nullptr,
+             zero_points ? StageTail(zero_points, whole, k, zp_tail) : nullptr, codes, N, out_tail);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
+  }
+}
+
 // The outputs whose per-element zero points QuantizePerElementBlock reads as codes: the integer
 // types of 16 bits or fewer and float4e2m1 (their CodesWithZeroPointLanes).
 template <class Output>
@@ -1644,87 +1682,20 @@ constexpr bool kReadsZeroPointCodes<IntegerOutput<kBits, kSigned>> = kBits <= 16
 template <>
 constexpr bool kReadsZeroPointCodes<FloatOutput<kE2M1, true>> = true;
 
-// QuantizePerElementBlock with the zero points read as codes of kKind (Operands::zero_point_codes),
-// integer outputs: the codes of the partial last vector are staged zero-padded, as the values are.
-template <class Output, ElementType kX, ZeroPointCodes kKind, typename Code>
-void QuantizeWithZeroPointCodes(const Context& c, size_t k, const Operands& o, const typename XInput<kX>::T* x,
-                                VI byte_mask, Code* out) {
-  using XT = typename XInput<kX>::T;
-  const DF df;
-  const size_t N = hn::Lanes(df);
-  const VF s = hn::Set(df, o.scale.constant);
-  const typename Output::Bounds unused = Output::MakeBounds(hn::Zero(df));
-  const auto quantize = [&](const XT* from, const float* scales, const uint8_t* codes, size_t count,
-                            Code* to) HWY_ATTR __attribute__((always_inline)) {
-    if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
-      if (c.precision != Precision::kFloat32) {  // x's own type, scales exact in it (QuantizeRun)
-        QuantizeUniform<Output, kX, Code, true, false, true, kKind>(c, from, count, s, s, hn::Zero(df), unused,
-                                                                    byte_mask, to, nullptr, scales, nullptr, codes);
-        return;
-      }
-    }
-    {
-      QuantizeUniform<Output, kX, Code, false, false, true, kKind>(c, from, count, s, s, hn::Zero(df), unused, byte_mask,
-                                                                   to, nullptr, scales, nullptr, codes);
-    }
-  };
-  const size_t whole = k - k % N;
-  quantize(x, o.scale.values, o.zero_point_codes, whole, out);
-  if (whole < k) {
-    HWY_ALIGN XT x_tail[64];
-    HWY_ALIGN float scale_tail[64];
-    HWY_ALIGN uint8_t code_tail[128];
-    HWY_ALIGN Code out_tail[64];
-    quantize(StageTail(x, whole, k, x_tail), o.scale.values ? StageTail(o.scale.values, whole, k, scale_tail) : nullptr,
-             StageCodeTail<kKind>(o.zero_point_codes, whole, k, code_tail), N, out_tail);
-    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
-  }
-}
-
-// One block of a run whose scales or zero points are per element (values pointers of o; the other
-// operand may be constant), divided in float32 or in x's own precision with scales exact in it:
-// QuantizeUniform's per-element loop over the whole vectors, the partial last one through
-// zero-padded copies; zero points read as codes go to QuantizeWithZeroPointCodes.
+// QuantizePerElement with the zero points as float32 values, or as codes where LoadOperands gave
+// them (Operands::zero_point_codes).
 template <class Output, ElementType kX, typename Code>
 void QuantizePerElementBlock(const Context& c, size_t k, const Operands& o, const typename XInput<kX>::T* x,
                              VF zp_constant, const typename Output::Bounds& bounds_constant, VI byte_mask, Code* out) {
-  using XT = typename XInput<kX>::T;
-  const DF df;
-  const size_t N = hn::Lanes(df);
-  const VF s = hn::Set(df, o.scale.constant);
-  const auto quantize = [&](const XT* from, const float* scales, const float* zero_points, size_t count,
-                            Code* to) HWY_ATTR __attribute__((always_inline)) {
-    if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
-      if (c.precision != Precision::kFloat32) {
-        QuantizeUniform<Output, kX, Code, true, false, true>(c, from, count, s, s, zp_constant, bounds_constant,
-                                                             byte_mask, to, nullptr, scales, zero_points);
-        return;
-      }
-    }
-    QuantizeUniform<Output, kX, Code, false, false, true>(c, from, count, s, s, zp_constant, bounds_constant, byte_mask,
-                                                          to, nullptr, scales, zero_points);
-  };
-  const size_t whole = k - k % N;
-  const float* scales = o.scale.values;
-  const float* zero_points = o.zero_point.values;
   if constexpr (kReadsZeroPointCodes<Output>) {
     if (o.zero_point_codes != nullptr) {
       WithZeroPointCodes(c, [&]<ZeroPointCodes kKind>() HWY_ATTR {
-        QuantizeWithZeroPointCodes<Output, kX, kKind>(c, k, o, x, byte_mask, out);
+        QuantizePerElement<Output, kX, kKind>(c, k, o, x, zp_constant, bounds_constant, byte_mask, out);
       });
       return;
     }
   }
-  quantize(x, scales, zero_points, whole, out);
-  if (whole < k) {
-    HWY_ALIGN XT x_tail[64];
-    HWY_ALIGN float scale_tail[64];
-    HWY_ALIGN float zp_tail[64];
-    HWY_ALIGN Code out_tail[64];
-    quantize(StageTail(x, whole, k, x_tail), scales ? StageTail(scales, whole, k, scale_tail) : nullptr,
-             zero_points ? StageTail(zero_points, whole, k, zp_tail) : nullptr, N, out_tail);
-    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
-  }
+  QuantizePerElement<Output, kX, ZeroPointCodes::kFloats>(c, k, o, x, zp_constant, bounds_constant, byte_mask, out);
 }
 
 template <class Output, ElementType kX>
