@@ -760,7 +760,8 @@ void LoadOperand(const ElementTypeInfo& type, const TensorView& view, uint64_t f
 
 struct Operands {
   // Blocked along the innermost axis with whole vectors per block: one value per block, broadcast
-  // per vector (never with a wide operand, which the wide kernels take per element).
+  // per vector (never with an int32 scale, nor a quantize's 32-bit zero point: the wide quantize
+  // kernels take those per element).
   bool per_block = false;
   OperandValues<float> scale, zero_point;
   OperandValues<int32_t> wide_scale, wide_zero_point;
@@ -797,7 +798,7 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
   const bool wide_zero_point = c.zero_point != nullptr && IsWide(*c.zero_point);
   // Whole vectors per block (offset is a multiple of kBlock, itself a multiple of the lanes).
   o->per_block = run.block != 0 && run.block % lanes == 0 && run.block_phase % lanes == 0 && !wide_scale &&
-                 !wide_zero_point;
+                 (!wide_zero_point || plan.operation == Operation::kDequantize);
   // A converted run's elements at most, so that the row's per-element operands fit the budget
   // (zero points read as codes in the loop take no float32 row).
   const bool codes_in_loop = zero_point_codes && !o->per_block && ZeroPointCodesInLoop(c, run);
@@ -823,8 +824,8 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
     const uint64_t byte = packed ? first / (8 / bits) : first * ((bits + 7) / 8);
     o->zero_point_codes = static_cast<const uint8_t*>(plan.zero_point.data) + byte;
   } else if (wide_zero_point) {
-    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k, false,
-                &o->wide_zero_point);
+    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k,
+                o->per_block, &o->wide_zero_point);
   } else {
     LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k,
                 o->per_block, &o->zero_point, c.converted_zero_point, max_converted);
@@ -1820,7 +1821,6 @@ template <int kBits, bool kSigned>
 struct IntegerInput {
   static constexpr bool kSignedCodes = kSigned;
   static constexpr bool kPacked = kBits < 8;
-  static constexpr bool kWide = false;
   static constexpr bool kSubtractsZeroPoint = true;
   // int8 loads sign-extend; packed codes arrive one per byte from Unpack and are extended here.
   using T = std::conditional_t<(kBits < 8), uint8_t,
@@ -1846,7 +1846,6 @@ struct IntegerInput {
 template <const Format& F>
 struct FloatInput {
   static constexpr bool kPacked = F.sign_shift() + 1 < 8;
-  static constexpr bool kWide = false;
   static constexpr bool kSubtractsZeroPoint = false;  // float x: zero point required 0, not subtracted
   using T = uint8_t;
   static HWY_INLINE VF Load(const T* p) { return Decode<F>(LoadWide(p)); }
@@ -1856,67 +1855,83 @@ struct FloatInput {
 template <ElementType kX>
 struct HalfFloatInput {
   static constexpr bool kPacked = false;
-  static constexpr bool kWide = false;
   static constexpr bool kSubtractsZeroPoint = true;
   using T = uint16_t;
   static HWY_INLINE VF Load(const T* p) { return XInput<kX>::Load(p); }
 };
 
-// int32 x with no zero point to subtract: f32(x) by one int32 -> float32 conversion (round to
-// nearest even) in the loads, the value the wide path below gives for x - 0, without its staging
-// pass (on this machine's 128-bit store port a staged vector costs as much as the rest of the DQ).
-struct Int32Input {
-  static constexpr bool kPacked = false;
-  static constexpr bool kWide = false;
-  static constexpr bool kSubtractsZeroPoint = false;
-  using T = int32_t;
-  static HWY_INLINE VF Load(const T* p) { return XInput<ElementType::kInt32>::Load(p); }
-};
-
-// int32 and uint32 x: x - zp is exact in float64 and rounded once to float32, as the reference
-// computes it in int64; StageWideDifference leaves those float32 values in a block buffer.
+// int32 and uint32 x: x - zp is formed in int32 lanes and rounded once to float32 (one int32 ->
+// float32 conversion, to nearest even) wherever no lane of the vector can leave int32 (signed: the
+// wrapping difference did not overflow; unsigned: both operands below 2^31); a vector with such a
+// lane (operands near the type's ends, rare) takes the exact float64 difference, rounded once the
+// same way. Either way f32(x - zp), as the reference computes it in int64. The zero point arrives
+// as int32 lanes (from Operands::wide_zero_point), not as float32 values.
 template <bool kSigned>
-struct WideIntegerInput {
+struct WordInput {
   static constexpr bool kPacked = false;
-  static constexpr bool kWide = true;
-  static constexpr bool kSubtractsZeroPoint = false;  // subtracted by the stage
-  using T = float;
-  static HWY_INLINE VF Load(const T* p) { return hn::LoadU(DF(), p); }
-
-  // Per full vector: when x - zp cannot leave int32 (signed: no overflow of the wrapping
-  // difference; unsigned: both operands below 2^31), the int32 difference is exact and one
-  // int32 -> float32 conversion rounds it once, to nearest even; other vectors (rare: operands
-  // near the type's ends) take the exact float64 difference, rounded once the same way.
-  static void StageWideDifference(const int32_t* x, const OperandValues<int32_t>& zp, bool subtract, size_t k,
-                                  float* out) {
+  static constexpr bool kSubtractsZeroPoint = true;
+  using T = int32_t;
+  static HWY_INLINE VF LoadMinus(const T* p, VI zero_point) {
+    const DI di;
+    const VI words = hn::LoadU(di, p);
+    const VI difference = hn::Sub(words, zero_point);  // wraps where it leaves int32; then not used
+    // A lane whose sign bit is set here leaves int32. Signed: the subtraction overflowed (the
+    // operands' signs differ and the result's differs from x's). Unsigned: the borrow out of bit
+    // 31, (~x & zp) | (~(x ^ zp) & d), differs from the difference's sign (a true x - zp in
+    // [0, 2^31) borrows nothing and reads non-negative; one in [-2^31, 0) borrows and reads
+    // negative).
+    VI leaves_int32;
+    if constexpr (kSigned) {
+      leaves_int32 = hn::And(hn::Xor(words, zero_point), hn::Xor(words, difference));
+    } else {
+      const VI borrow = hn::Or(hn::AndNot(words, zero_point), hn::AndNot(hn::Xor(words, zero_point), difference));
+      leaves_int32 = hn::Xor(borrow, difference);
+    }
+    if (HWY_LIKELY(hn::AllFalse(di, hn::Lt(leaves_int32, hn::Zero(di))))) return hn::ConvertTo(DF(), difference);
+    return DifferenceInDouble(words, zero_point);
+  }
+  // x - 0: int32 words convert directly; uint32 words as 2^16 * high + low, both halves exact in
+  // float32 and their sum rounded once.
+  static HWY_INLINE VF Load(const T* p) {
     const DF df;
     const DI di;
-    const size_t N = hn::Lanes(di);
-    HWY_ALIGN int32_t x_tail[64];
-    HWY_ALIGN int32_t zp_tail[64];
-    for (size_t i = 0; i < k; i += N) {
-      const bool tail = i + N > k;
-      const int32_t* xs = tail ? StageTail(x, i, k, x_tail) : x + i;
-      const int32_t* zps = !subtract || !zp.values ? nullptr : tail ? StageTail(zp.values, i, k, zp_tail) : zp.values + i;
-      const VI words = hn::LoadU(di, xs);
-      const VI zp_words = !subtract ? hn::Zero(di) : zps ? hn::LoadU(di, zps) : hn::Set(di, zp.constant);
-      const VI difference = hn::Sub(words, zp_words);  // wraps where it overflows; then not used
-      const VI leaves_int32 = kSigned ? hn::And(hn::Xor(words, zp_words), hn::Xor(words, difference))  // sign: overflow
-                                      : hn::Or(words, zp_words);  // sign: an operand at or above 2^31
-      if (hn::AllFalse(di, hn::Lt(leaves_int32, hn::Zero(di)))) {
-        hn::StoreU(hn::ConvertTo(df, difference), df, out + i);
-        continue;
-      }
-      const DD dd;
-      const DFD df32;
-      const DID dh;
-      const size_t half = hn::Lanes(dd);
-      for (size_t j = 0; j < N; j += half) {
-        VD v = WordsToDouble<kSigned>(hn::LoadU(dh, xs + j));
-        if (subtract) v = hn::Sub(v, WordsToDouble<kSigned>(zps ? hn::LoadU(dh, zps + j) : hn::Set(dh, zp.constant)));
-        hn::StoreU(hn::DemoteTo(df32, v), df32, out + i + j);
-      }
+    if constexpr (kSigned) {
+      return hn::ConvertTo(df, hn::LoadU(di, p));
+    } else {
+      const VI words = hn::LoadU(di, p);
+      const VF high = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<16>(hn::BitCast(DU(), words))));
+      const VF low = hn::ConvertTo(df, hn::And(words, hn::Set(di, 0xFFFF)));
+      return hn::MulAdd(high, hn::Set(df, 65536.0f), low);
     }
+  }
+
+ private:
+  // x - zp exactly in float64 lanes, rounded once to float32.
+  static HWY_INLINE VF DifferenceInDouble(VI words, VI zero_point) {
+    const DF df;
+#if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
+    const hn::Half<DI> dh;
+    const hn::Half<DF> dfh;
+    const VD low = hn::Sub(WordsToDouble<kSigned>(hn::LowerHalf(dh, words)), WordsToDouble<kSigned>(hn::LowerHalf(dh, zero_point)));
+    const VD high = hn::Sub(WordsToDouble<kSigned>(hn::UpperHalf(dh, words)), WordsToDouble<kSigned>(hn::UpperHalf(dh, zero_point)));
+    return hn::Combine(df, hn::DemoteTo(dfh, high), hn::DemoteTo(dfh, low));
+#else
+    const DD dd;
+    const DFD df32;
+    const DID dh;
+    const size_t N = hn::Lanes(df);
+    const size_t half = hn::Lanes(dd);
+    HWY_ALIGN int32_t x_words[64];
+    HWY_ALIGN int32_t zp_words[64];
+    HWY_ALIGN float rounded[64];
+    hn::Store(words, DI(), x_words);
+    hn::Store(zero_point, DI(), zp_words);
+    for (size_t j = 0; j < N; j += half) {
+      const VD v = hn::Sub(WordsToDouble<kSigned>(hn::Load(dh, x_words + j)), WordsToDouble<kSigned>(hn::Load(dh, zp_words + j)));
+      hn::StoreU(hn::DemoteTo(df32, v), df32, rounded + j);
+    }
+    return hn::Load(df, rounded);
+#endif
   }
 };
 
@@ -1991,10 +2006,73 @@ void DequantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t off
   }
 }
 
+// One block of an int32 or uint32 x (WordInput), its zero points as words: per-tensor and per-block
+// operands a stretch at a time (ForEachUniformStretch; a NaN scale, the one case whose product
+// needs DequantizedProduct, tested once a stretch), per-element ones a vector at a time, the
+// partial last vector through zero-padded copies.
+template <class Input, ElementType kOut, typename YT>
+void DequantizeWordsBlock(const exec::Run& run, uint64_t offset, size_t k, const Operands& o, const int32_t* x,
+                          bool subtract, YT* out) {
+  const DF df;
+  const DI di;
+  const size_t N = hn::Lanes(df);
+  const OperandValues<int32_t>& zp = o.wide_zero_point;
+  auto difference = [&](const int32_t* xp, VI z) HWY_ATTR { return subtract ? Input::LoadMinus(xp, z) : Input::Load(xp); };
+  const int32_t* zp_values = subtract ? zp.values : nullptr;
+  if (o.per_block || (o.scale.values == nullptr && zp_values == nullptr)) {
+    const size_t whole = k - k % N;
+    auto scale_of = [&](uint64_t b) { return o.per_block ? o.scale.block[b] : o.scale.constant; };
+    auto zero_point_of = [&](uint64_t b) HWY_ATTR {
+      return hn::Set(di, !subtract ? 0 : o.per_block ? zp.block[b] : zp.constant);
+    };
+    auto stretch = [&](const int32_t* xp, size_t count, float scale, VI z, YT* destination) HWY_ATTR {
+      const VF s = hn::Set(df, scale);
+      if (std::isnan(scale)) {
+        for (size_t j = 0; j < count; j += N) StoreAsOutput<kOut>(DequantizedProduct(difference(xp + j, z), s), destination + j);
+      } else {
+        for (size_t j = 0; j < count; j += N) StoreAsOutput<kOut>(hn::Mul(difference(xp + j, z), s), destination + j);
+      }
+    };
+    const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
+      stretch(x + i, count, scale_of(block), zero_point_of(block), out + i);
+    });
+    if (whole < k) {
+      HWY_ALIGN int32_t x_tail[64];
+      HWY_ALIGN YT out_tail[64];
+      stretch(StageTail(x, whole, k, x_tail), N, scale_of(b), zero_point_of(b), out_tail);
+      std::memcpy(out + whole, out_tail, (k - whole) * sizeof(YT));
+    }
+    return;
+  }
+  const float* sp = o.scale.values;
+  const VF scale_constant = hn::Set(df, o.scale.constant);
+  const VI zp_constant = hn::Set(di, subtract ? zp.constant : 0);
+  auto body = [&](const int32_t* xp, const float* scales, const int32_t* zps, YT* destination) HWY_ATTR {
+    const VF v = difference(xp, zps ? hn::LoadU(di, zps) : zp_constant);
+    StoreAsOutput<kOut>(DequantizedProduct(v, scales ? hn::LoadU(df, scales) : scale_constant), destination);
+  };
+  size_t i = 0;
+  for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zp_values ? zp_values + i : nullptr, out + i);
+  if (i < k) {
+    HWY_ALIGN int32_t x_tail[64];
+    HWY_ALIGN float scale_tail[64];
+    HWY_ALIGN int32_t zp_tail[64];
+    HWY_ALIGN YT out_tail[64];
+    body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
+         zp_values ? StageTail(zp_values, i, k, zp_tail) : nullptr, out_tail);
+    std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
+  }
+}
+
 // The inputs whose per-element zero points DequantizeRun reads as codes (ZeroPointLanes): integer
 // codes of 2 to 16 bits (ZeroPointCodesInLoop).
 template <class Input>
 constexpr bool kDequantizesWithZeroPointCodes = false;
+// The inputs that take their zero points as words (WordInput).
+template <class Input>
+constexpr bool kWordZeroPoint = false;
+template <bool kSigned>
+constexpr bool kWordZeroPoint<WordInput<kSigned>> = true;
 template <int kBits, bool kSigned>
 constexpr bool kDequantizesWithZeroPointCodes<IntegerInput<kBits, kSigned>> = true;
 
@@ -2032,7 +2110,6 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   const DF df;
   const size_t N = hn::Lanes(df);
   HWY_ALIGN uint8_t unpacked[kPadded];
-  HWY_ALIGN float difference[kPadded];  // wide x: x - zp
   HWY_ALIGN XT x_tail[64];
   HWY_ALIGN float scale_tail[64];
   HWY_ALIGN float zp_tail[64];
@@ -2054,16 +2131,17 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
         Unpack(*c.x, c.x_data, x_at, k, unpacked);
         x = unpacked;
       }
-    } else if constexpr (Input::kWide) {
-      Input::StageWideDifference(static_cast<const int32_t*>(c.x_data) + x_at, o.wide_zero_point,
-                                 c.zero_point != nullptr && c.apply_zero_point, k, difference);
-      x = difference;
     } else {
       x = static_cast<const XT*>(c.x_data) + x_at;
     }
     const VF scale_constant = hn::Set(df, o.scale.constant);
     const VF zp_constant = hn::Set(df, o.zero_point.constant);
     YT* out = c.stream_output ? staged : static_cast<YT*>(y) + (at - c.y_first);
+    if constexpr (kWordZeroPoint<Input>) {
+      DequantizeWordsBlock<Input, kOut>(run, offset, k, o, x, c.zero_point != nullptr && c.apply_zero_point, out);
+      if (c.stream_output) c.y_stream->Write(staged, k * sizeof(YT), static_cast<YT*>(y) + (at - c.y_first));
+      continue;
+    }
     auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
       VF v = Input::Load(xp);
       if (subtract) v = hn::Sub(v, zp);
@@ -2401,8 +2479,8 @@ RunFunction SelectDequantize(ElementType x, ElementType out) {
     case ElementType::kFloat8E5M2: return SelectDequantizeOutput<FloatInput<kE5M2>>(out);
     case ElementType::kFloat8E5M2FNUZ: return SelectDequantizeOutput<FloatInput<kE5M2FNUZ>>(out);
     case ElementType::kFloat4E2M1: return SelectDequantizeOutput<FloatInput<kE2M1>>(out);
-    case ElementType::kInt32: return SelectDequantizeOutput<WideIntegerInput<true>>(out);
-    case ElementType::kUint32: return SelectDequantizeOutput<WideIntegerInput<false>>(out);
+    case ElementType::kInt32: return SelectDequantizeOutput<WordInput<true>>(out);
+    case ElementType::kUint32: return SelectDequantizeOutput<WordInput<false>>(out);
     case ElementType::kFloat16: return SelectDequantizeOutput<HalfFloatInput<ElementType::kFloat16>>(out);
     case ElementType::kBfloat16: return SelectDequantizeOutput<HalfFloatInput<ElementType::kBfloat16>>(out);
     default: return nullptr;
@@ -2462,9 +2540,6 @@ RunFunction Select(const Plan& plan) {
     return SelectQuantize(plan.x.type, plan.scale.type, plan.output_type, plan.precision);
   }
   if (!float_output) return nullptr;
-  if (plan.x.type == ElementType::kInt32 && !(plan.has_zero_point && plan.apply_zero_point)) {
-    return SelectDequantizeOutput<Int32Input>(plan.output_type);
-  }
   return SelectDequantize(plan.x.type, plan.output_type);
 }
 
