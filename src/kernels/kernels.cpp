@@ -568,6 +568,24 @@ HWY_INLINE VF Float4E2M1Values(VU codes) {
   return hn::BitCast(df, hn::Or(magnitude, hn::ShiftLeft<28>(hn::And(codes, hn::Set(du, 8u)))));
 }
 
+// Float4E2M1Values by a lane permutation where a vector holds the 16 values (AVX-512: one
+// vpermps) or the 8 magnitudes (the sign then moved from bit 3 to bit 31); on narrower vectors
+// from the bits. Codes are 0..15.
+HWY_INLINE VF Float4E2M1LookedUp(VI codes) {
+  const DF df;
+  const DI di;
+  alignas(64) static constexpr float kValues[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                                    -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+  if constexpr (hn::MaxLanes(df) >= 16) {
+    return hn::TableLookupLanes(hn::LoadU(df, kValues), hn::IndicesFromVec(df, codes));
+  } else if constexpr (hn::MaxLanes(df) == 8 && !HWY_HAVE_SCALABLE) {
+    const VF magnitude = hn::TableLookupLanes(hn::LoadU(df, kValues), hn::IndicesFromVec(df, hn::And(codes, hn::Set(di, 7))));
+    return hn::Or(magnitude, hn::BitCast(df, hn::ShiftLeft<28>(hn::And(codes, hn::Set(di, 8)))));
+  } else {
+    return Float4E2M1Values(hn::BitCast(DU(), codes));
+  }
+}
+
 // Vectors of 4- and 2-bit codes, one per u32 lane in element order, and their float32 values.
 // (Fixed-width targets of 4+ lanes: the unpacking halves and quarters the vector. Defined again
 // for each target: this file is compiled once per target.)
@@ -1040,8 +1058,9 @@ struct FloatOutput {
   static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
   static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
     if constexpr (kAddsZeroPoint) {
-      // NaN + NaN: q's NaN, written out as the reference does (an addition may be commuted).
-      if (c.apply_zero_point) q = hn::IfThenElse(hn::IsNaN(q), q, hn::Add(q, zp));
+      // NaN + NaN: q's NaN, written out as the reference does (an addition may be commuted). A
+      // format that keeps no payload encodes every NaN alike: the plain sum does.
+      if (c.apply_zero_point) q = F.keeps_nan_payload ? hn::IfThenElse(hn::IsNaN(q), q, hn::Add(q, zp)) : hn::Add(q, zp);
     }
 #ifdef QDQ_F16C
     // (Compared by fields: an address comparison is not a constant expression under the sanitizers.)
@@ -1059,7 +1078,7 @@ struct FloatOutput {
   // float4e2m1 with its per-element zero points read as codes (ZeroPointLanes, 0bSEEM per lane).
   static HWY_INLINE VI CodesWithZeroPointLanes(const Context& c, VF q, VI zero_point_codes) {
     static_assert(F.exponent_bits == 2 && F.mantissa_bits == 1, "float4e2m1 zero points only");
-    return Codes(c, q, Float4E2M1Values(hn::BitCast(DU(), zero_point_codes)), {});
+    return Codes(c, q, Float4E2M1LookedUp(zero_point_codes), {});
   }
 };
 
