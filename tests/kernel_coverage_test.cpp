@@ -390,7 +390,8 @@ TEST_F(KernelCoverage, WidePathsOverLongRunsAndStreamedOutputs) {
 // 32-bit integer x dequantized: x - zp is taken in int32 lanes when no lane of a vector can leave
 // int32, else in float64. Most x and zero points here are moderate (int32 vectors), with one
 // element in 50 at or near the type's ends and zero points at the ends too (float64 vectors,
-// mixed with ordinary lanes), over per-tensor and per-axis zero points of both signs.
+// mixed with ordinary lanes), over per-tensor, per-axis and (int32) blocked zero points of both
+// signs.
 TEST_F(KernelCoverage, ThirtyTwoBitDequantizeInIntegerAndFloat64Lanes) {
   std::mt19937 g(20261123);
   const std::vector<int64_t> shape = {7, 301};
@@ -428,6 +429,22 @@ TEST_F(KernelCoverage, ThirtyTwoBitDequantizeInIntegerAndFloat64Lanes) {
           check(plan_dequantize_linear(o.xv, o.sv, &o.zv, {}), "DequantizeLinear " + what);
           if (HasFatalFailure()) return;
         }
+      }
+      if (is_signed) {  // blocks of 32 along the rows: one scale and zero point a block, 10 a row
+        const std::vector<int64_t> block_shape = {shape[0], (shape[1] + 31) / 32};
+        Operands o;
+        o.x = storage(type, count_of(shape), x_word);
+        o.scale = storage(E::kFloat32, count_of(block_shape), [&](uint64_t) { return scale_code(E::kFloat32, g); });
+        o.zero_point = storage(type, count_of(block_shape), zp_word);
+        o.xv = {type, shape, o.x.data()};
+        o.sv = {E::kFloat32, block_shape, o.scale.data()};
+        o.zv = {type, block_shape, o.zero_point.data()};
+        DequantizeLinearAttributes a;
+        a.axis = 1;
+        a.block_size = 32;
+        check(plan_dequantize_linear(o.xv, o.sv, &o.zv, a),
+              "DequantizeLinear blocked-32 zero points " + std::to_string(zp_kind));
+        if (HasFatalFailure()) return;
       }
     }
   }

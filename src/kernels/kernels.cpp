@@ -568,15 +568,15 @@ HWY_INLINE VF Float4E2M1Values(VU codes) {
   return hn::BitCast(df, hn::Or(magnitude, hn::ShiftLeft<28>(hn::And(codes, hn::Set(du, 8u)))));
 }
 
-// Float4E2M1Values by a lane permutation where a vector holds the 16 values (AVX-512: one
-// vpermps) or the 8 magnitudes (the sign then moved from bit 3 to bit 31); on narrower vectors
-// from the bits. Codes are 0..15.
+// Float4E2M1Values by a lane permutation where a vector is exactly the 16 values (AVX-512: one
+// vpermps) or the 8 magnitudes (the sign then moved from bit 3 to bit 31); other vectors from the
+// bits. Codes are 0..15.
 HWY_INLINE VF Float4E2M1LookedUp(VI codes) {
   const DF df;
   const DI di;
   alignas(64) static constexpr float kValues[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
                                                     -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
-  if constexpr (hn::MaxLanes(df) >= 16) {
+  if constexpr (hn::MaxLanes(df) == 16 && !HWY_HAVE_SCALABLE) {
     return hn::TableLookupLanes(hn::LoadU(df, kValues), hn::IndicesFromVec(df, codes));
   } else if constexpr (hn::MaxLanes(df) == 8 && !HWY_HAVE_SCALABLE) {
     const VF magnitude = hn::TableLookupLanes(hn::LoadU(df, kValues), hn::IndicesFromVec(df, hn::And(codes, hn::Set(di, 7))));
@@ -1880,10 +1880,9 @@ struct HalfFloatInput {
 };
 
 // int32 and uint32 x: x - zp is formed in int32 lanes and rounded once to float32 (one int32 ->
-// float32 conversion, to nearest even) wherever no lane of the vector can leave int32 (signed: the
-// wrapping difference did not overflow; unsigned: both operands below 2^31); a vector with such a
-// lane (operands near the type's ends, rare) takes the exact float64 difference, rounded once the
-// same way. Either way f32(x - zp), as the reference computes it in int64. The zero point arrives
+// float32 conversion, to nearest even) wherever no lane of the vector can leave int32 (LoadMinus'
+// test); a vector with such a lane (a difference of 2^31 or more either way, rare) takes the exact
+// float64 difference, rounded once the same way. Either way f32(x - zp), as the reference computes it in int64. The zero point arrives
 // as int32 lanes (from Operands::wide_zero_point), not as float32 values.
 template <bool kSigned>
 struct WordInput {
@@ -2087,13 +2086,14 @@ void DequantizeWordsBlock(const exec::Run& run, uint64_t offset, size_t k, const
 // codes of 2 to 16 bits (ZeroPointCodesInLoop).
 template <class Input>
 constexpr bool kDequantizesWithZeroPointCodes = false;
-// The inputs that take their zero points as words (WordInput).
+template <int kBits, bool kSigned>
+constexpr bool kDequantizesWithZeroPointCodes<IntegerInput<kBits, kSigned>> = true;
+
+// The inputs that take their zero points as words (WordInput, DequantizeWordsBlock).
 template <class Input>
 constexpr bool kWordZeroPoint = false;
 template <bool kSigned>
 constexpr bool kWordZeroPoint<WordInput<kSigned>> = true;
-template <int kBits, bool kSigned>
-constexpr bool kDequantizesWithZeroPointCodes<IntegerInput<kBits, kSigned>> = true;
 
 // Elements [0, k) of a per-element dequantize block whose zero points are codes of kKind: the
 // codes widened and converted in lanes (x - zp is exact in float32 for these integers), the
