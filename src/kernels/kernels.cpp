@@ -1867,7 +1867,13 @@ struct FloatInput {
   static constexpr bool kPacked = F.sign_shift() + 1 < 8;
   static constexpr bool kSubtractsZeroPoint = false;  // float x: zero point required 0, not subtracted
   using T = uint8_t;
-  static HWY_INLINE VF Load(const T* p) { return Decode<F>(LoadWide(p)); }
+  static HWY_INLINE VF Load(const T* p) {
+    if constexpr (F.exponent_bits == 2 && F.mantissa_bits == 1) {  // float4e2m1: its 16 values looked up
+      return Float4E2M1LookedUp(hn::And(LoadWide(p), hn::Set(DI(), 15)));
+    } else {
+      return Decode<F>(LoadWide(p));
+    }
+  }
 };
 
 // Quark's float16 and bfloat16 x: widened exactly, the zero point subtracted in float32.
