@@ -411,7 +411,8 @@ TEST_F(KernelCoverage, ThirtyTwoBitDequantizeInIntegerAndFloat64Lanes) {
         const uint32_t v = zp_kind == 0 ? static_cast<uint32_t>(static_cast<int32_t>(g() % 201) - 100) : moderate();
         return is_signed ? v : v & 0x7FFF'FFFFu;
       };
-      for (const std::vector<int64_t>& scale_shape : std::vector<std::vector<int64_t>>{{}, {shape[1]}}) {
+      // x, float32 scales and zero points of scale_shape (which must outlive the views).
+      auto operands_for = [&](const std::vector<int64_t>& scale_shape) {
         Operands o;
         o.x = storage(type, count_of(shape), x_word);
         o.scale = storage(E::kFloat32, count_of(scale_shape), [&](uint64_t) { return scale_code(E::kFloat32, g); });
@@ -419,6 +420,10 @@ TEST_F(KernelCoverage, ThirtyTwoBitDequantizeInIntegerAndFloat64Lanes) {
         o.xv = {type, shape, o.x.data()};
         o.sv = {E::kFloat32, scale_shape, o.scale.data()};
         o.zv = {type, scale_shape, o.zero_point.data()};
+        return o;
+      };
+      for (const std::vector<int64_t>& scale_shape : std::vector<std::vector<int64_t>>{{}, {shape[1]}}) {
+        const Operands o = operands_for(scale_shape);
         const std::string what = std::string(name(type)) + " zero points " + std::to_string(zp_kind) +
                                  (scale_shape.empty() ? " per-tensor" : " per-axis");
         check(plan_extended_dequantize_linear(o.xv, o.sv, &o.zv, 1), "ExtendedDequantizeLinear " + what);
@@ -432,13 +437,7 @@ TEST_F(KernelCoverage, ThirtyTwoBitDequantizeInIntegerAndFloat64Lanes) {
       }
       if (is_signed) {  // blocks of 32 along the rows: one scale and zero point a block, 10 a row
         const std::vector<int64_t> block_shape = {shape[0], (shape[1] + 31) / 32};
-        Operands o;
-        o.x = storage(type, count_of(shape), x_word);
-        o.scale = storage(E::kFloat32, count_of(block_shape), [&](uint64_t) { return scale_code(E::kFloat32, g); });
-        o.zero_point = storage(type, count_of(block_shape), zp_word);
-        o.xv = {type, shape, o.x.data()};
-        o.sv = {E::kFloat32, block_shape, o.scale.data()};
-        o.zv = {type, block_shape, o.zero_point.data()};
+        const Operands o = operands_for(block_shape);
         DequantizeLinearAttributes a;
         a.axis = 1;
         a.block_size = 32;

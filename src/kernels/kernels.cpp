@@ -1888,8 +1888,9 @@ struct HalfFloatInput {
 // int32 and uint32 x: x - zp is formed in int32 lanes and rounded once to float32 (one int32 ->
 // float32 conversion, to nearest even) wherever no lane of the vector can leave int32 (LoadMinus'
 // test); a vector with such a lane (a difference of 2^31 or more either way, rare) takes the exact
-// float64 difference, rounded once the same way. Either way f32(x - zp), as the reference computes it in int64. The zero point arrives
-// as int32 lanes (from Operands::wide_zero_point), not as float32 values.
+// float64 difference, rounded once the same way. Either way f32(x - zp), as the reference computes
+// it in int64. The zero point arrives as int32 lanes (from Operands::wide_zero_point), not as
+// float32 values.
 template <bool kSigned>
 struct WordInput {
   static constexpr bool kPacked = false;
@@ -2159,14 +2160,14 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     } else {
       x = static_cast<const XT*>(c.x_data) + x_at;
     }
-    const VF scale_constant = hn::Set(df, o.scale.constant);
-    const VF zp_constant = hn::Set(df, o.zero_point.constant);
     YT* out = c.stream_output ? staged : static_cast<YT*>(y) + (at - c.y_first);
     if constexpr (kWordZeroPoint<Input>) {
       DequantizeWordsBlock<Input, kOut>(run, offset, k, o, x, c.zero_point != nullptr && c.apply_zero_point, out);
       if (c.stream_output) c.y_stream->Write(staged, k * sizeof(YT), static_cast<YT*>(y) + (at - c.y_first));
       continue;
     }
+    const VF scale_constant = hn::Set(df, o.scale.constant);
+    const VF zp_constant = hn::Set(df, o.zero_point.constant);
     auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
       VF v = Input::Load(xp);
       if (subtract) v = hn::Sub(v, zp);
