@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/look_up.h"
 #include "qdq/fake_quant.hpp"
 #include "qdq/qdq.hpp"
 #include "types/codec.h"
@@ -453,8 +454,7 @@ TEST(KernelsByTable, PerTensorPlansOverFewCodesMatchTheReference) {
             ExecuteOptions options;
             options.path = ExecutionPath::kReference;
             ASSERT_TRUE(execute(plan, {out, plan.shape, reference.data(), layout}, options).ok());
-            // Every target: whether one-byte integer codes go by table depends on it
-            // (kernels::byte_codes_beat_table).
+            // Every target: the lookup is a gather on some and a scalar loop on others.
             for (int64_t target : kernels::supported_targets()) {
               kernels::force_target(target);
               std::fill(fast.begin(), fast.end(), 0xCD);
@@ -483,8 +483,49 @@ TEST(KernelsByTable, PerTensorPlansOverFewCodesMatchTheReference) {
           const TensorView zv{x_type, {}, &zero_point};
           const Result<Plan> plan = plan_dequantize_linear(xv, sv, info(x_type).is_integer() ? &zv : nullptr, a);
           ASSERT_TRUE(plan.ok()) << plan.status().message();
-          EXPECT_TRUE(same_as_reference(plan.value(), sweep, "by table"));
+          for (int64_t target : kernels::supported_targets()) {
+            kernels::force_target(target);
+            EXPECT_TRUE(same_as_reference(plan.value(), sweep, "by table on " + kernels::target_name(target)));
+          }
+          kernels::force_target(0);
         }
+      }
+    }
+  }
+}
+
+// The table's lookup on every target, for every code and result width, over ranges that start
+// and end off a vector boundary: only elements [begin, end) are written, each with its code's
+// entry. The table is random (seed 91) and followed by the padding the gathers may read.
+TEST(KernelsLookUp, EveryWidthOnEveryTargetMatchesAScalarLoop) {
+  std::mt19937 random(91);
+  for (unsigned x_bytes : {1u, 2u}) {
+    const uint64_t entries = uint64_t{1} << (8 * x_bytes);
+    for (unsigned y_bytes : {1u, 2u, 4u}) {
+      std::vector<uint32_t> table_words((entries * y_bytes + kernels::kLookUpTablePadding + 3) / 4);
+      for (uint32_t& w : table_words) w = random();
+      const auto* table = reinterpret_cast<const uint8_t*>(table_words.data());
+      const uint64_t n = 1000;
+      std::vector<uint8_t> x(n * x_bytes);
+      for (uint8_t& b : x) b = static_cast<uint8_t>(random());
+      for (uint64_t c = 0; c < 2 && c < n; ++c) {  // the last code, whose gather reads the padding
+        std::memset(x.data() + (n - 1 - c) * x_bytes, 0xFF, x_bytes);
+      }
+      for (auto [begin, end] : {std::pair<uint64_t, uint64_t>{0, n}, {1, n - 1}, {3, 40}, {17, n}, {5, 6}, {9, 9}}) {
+        std::vector<uint8_t> expected(n * y_bytes, 0xCD);
+        for (uint64_t i = begin; i < end; ++i) {
+          uint64_t code = 0;
+          std::memcpy(&code, x.data() + i * x_bytes, x_bytes);
+          std::memcpy(expected.data() + i * y_bytes, table + code * y_bytes, y_bytes);
+        }
+        for (int64_t target : kernels::supported_targets()) {
+          kernels::force_target(target);
+          std::vector<uint8_t> y(n * y_bytes, 0xCD);
+          kernels::look_up_codes(x.data(), x_bytes, table, y_bytes, y.data(), begin, end);
+          EXPECT_TRUE(y == expected) << "codes of " << x_bytes << " bytes to " << y_bytes << "-byte results, ["
+                                     << begin << ", " << end << ") on " << kernels::target_name(target);
+        }
+        kernels::force_target(0);
       }
     }
   }

@@ -2663,7 +2663,6 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
 }
 
 bool SideReductionPays() { return HWY_MAX_BYTES < 64; }  // see kernels.h
-bool ByteCodesBeatTable() { return HWY_MAX_BYTES >= 64; }  // see kernels.h
 
 }  // namespace HWY_NAMESPACE
 }  // namespace qdq::kernels
@@ -2695,8 +2694,6 @@ bool quantizes_by_reciprocal(bool streamed) {
 }
 
 void force_reciprocal(int choice) { forced_reciprocal.store(choice < 0 ? -1 : choice != 0, std::memory_order_relaxed); }
-HWY_EXPORT(ByteCodesBeatTable);
-bool byte_codes_beat_table() { return HWY_DYNAMIC_DISPATCH(ByteCodesBeatTable)(); }
 
 HWY_EXPORT(HasKernel);
 HWY_EXPORT(HasRangeMask);

@@ -82,14 +82,6 @@ bool quantizes_by_reciprocal(bool streamed);
 // division); -1 restores the CPU's.
 void force_reciprocal(int choice);
 
-// Whether the kernels quantize float16 / bfloat16 x to one-byte integer codes (8-bit types, and
-// 4- and 2-bit ones stored one code per byte) faster than a per-tensor lookup table does
-// (execute/by_table.cpp), on the target dispatch picks. Measured at 16M per-tensor, 2 threads:
-// on the AVX-512 Xeon the kernels took 1.89-2.15 ms where the table took 2.30-3.07 ms (uint8 and
-// int8, from float16 and bfloat16); 16-bit codes came out even and float8 codes favour the table
-// (2.62-2.69 against 2.87-3.10 ms). Zen 1 (AVX2) measured the table faster, so it keeps it.
-bool byte_codes_beat_table();
-
 // Elements [begin, end) of the plan into y, over the canonical layout (execute/runs.h). Selects
 // the target once per call. For packed outputs, begin and end are multiples of 8 or end is the
 // element count, so that no two calls write one byte.
