@@ -494,36 +494,50 @@ TEST(KernelsByTable, PerTensorPlansOverFewCodesMatchTheReference) {
   }
 }
 
-// The table's lookup on every target, for every code and result width, over ranges that start
-// and end off a vector boundary: only elements [begin, end) are written, each with its code's
-// entry. The table is random (seed 91) and followed by the padding the gathers may read.
+// The table's lookup on every target, for every code and result width (2- and 4-bit results
+// packed), over ranges that start and end off a vector boundary: only elements [begin, end) are
+// written (packed: their bytes, a last partial byte's unused bits 0), each with its code's entry.
+// The table is random (seed 91; packed results' entries are codes of their width) and followed by
+// the padding the gathers may read.
 TEST(KernelsLookUp, EveryWidthOnEveryTargetMatchesAScalarLoop) {
   std::mt19937 random(91);
   for (unsigned x_bytes : {1u, 2u}) {
     const uint64_t entries = uint64_t{1} << (8 * x_bytes);
-    for (unsigned y_bytes : {1u, 2u, 4u}) {
-      std::vector<uint32_t> table_words((entries * y_bytes + kernels::kLookUpTablePadding + 3) / 4);
+    for (unsigned y_bits : {2u, 4u, 8u, 16u, 32u}) {
+      const unsigned entry_bytes = y_bits < 8 ? 1 : y_bits / 8;
+      std::vector<uint32_t> table_words((entries * entry_bytes + kernels::kLookUpTablePadding + 3) / 4);
       for (uint32_t& w : table_words) w = random();
-      const auto* table = reinterpret_cast<const uint8_t*>(table_words.data());
+      auto* table = reinterpret_cast<uint8_t*>(table_words.data());
+      if (y_bits < 8) {
+        for (uint64_t c = 0; c < entries; ++c) table[c] &= static_cast<uint8_t>((1u << y_bits) - 1);
+      }
       const uint64_t n = 1000;
       std::vector<uint8_t> x(n * x_bytes);
       for (uint8_t& b : x) b = static_cast<uint8_t>(random());
-      for (uint64_t c = 0; c < 2 && c < n; ++c) {  // the last code, whose gather reads the padding
-        std::memset(x.data() + (n - 1 - c) * x_bytes, 0xFF, x_bytes);
-      }
-      for (auto [begin, end] : {std::pair<uint64_t, uint64_t>{0, n}, {1, n - 1}, {3, 40}, {17, n}, {5, 6}, {9, 9}}) {
-        std::vector<uint8_t> expected(n * y_bytes, 0xCD);
+      // The last code twice at the end: its gather reads the padding.
+      for (uint64_t c = 0; c < 2; ++c) std::memset(x.data() + (n - 1 - c) * x_bytes, 0xFF, x_bytes);
+      for (auto [begin, end] : {std::pair<uint64_t, uint64_t>{0, n}, {8, n - 1}, {8, 43}, {24, n - 3}, {16, 17}, {8, 8}}) {
+        const uint64_t y_bytes = (n * y_bits + 7) / 8;
+        std::vector<uint8_t> expected(y_bytes, 0xCD);
+        if (y_bits < 8) {  // the bytes the range covers start from 0
+          std::fill(expected.begin() + static_cast<int64_t>(begin * y_bits / 8),
+                    expected.begin() + static_cast<int64_t>((end * y_bits + 7) / 8), uint8_t{0});
+        }
         for (uint64_t i = begin; i < end; ++i) {
           uint64_t code = 0;
           std::memcpy(&code, x.data() + i * x_bytes, x_bytes);
-          std::memcpy(expected.data() + i * y_bytes, table + code * y_bytes, y_bytes);
+          if (y_bits < 8) {
+            expected[i * y_bits / 8] |= static_cast<uint8_t>(table[code] << (i * y_bits % 8));
+          } else {
+            std::memcpy(expected.data() + i * entry_bytes, table + code * entry_bytes, entry_bytes);
+          }
         }
         for (int64_t target : kernels::supported_targets()) {
           kernels::force_target(target);
-          std::vector<uint8_t> y(n * y_bytes, 0xCD);
-          kernels::look_up_codes(x.data(), x_bytes, table, y_bytes, y.data(), begin, end);
-          EXPECT_TRUE(y == expected) << "codes of " << x_bytes << " bytes to " << y_bytes << "-byte results, ["
-                                     << begin << ", " << end << ") on " << kernels::target_name(target);
+          std::vector<uint8_t> y(y_bytes, 0xCD);
+          kernels::look_up_codes(x.data(), x_bytes, table, y_bits, y.data(), begin, end);
+          EXPECT_TRUE(y == expected) << "codes of " << x_bytes << " bytes to " << y_bits << "-bit results, [" << begin
+                                     << ", " << end << ") on " << kernels::target_name(target);
         }
         kernels::force_target(0);
       }

@@ -5,11 +5,12 @@
 // per element than a load and a store: QuantizeLinear from float16 and bfloat16 (a divide and a
 // rounding to x's precision per element, 65,536 codes) and DequantizeLinear from float8 to 16-bit
 // floats (a decode per element, 256 codes). The lookup itself is a SIMD kernel
-// (kernels/look_up.h): a gather on AVX-512. Measured at 16M per-tensor, 2 threads, on the AVX-512
-// Xeon: QuantizeLinear from float16 and bfloat16 to every one- and two-byte output took 1.44-1.68
-// ms by table against 1.9-2.8 ms in the kernels; DequantizeLinear from float8 to float16 and
-// bfloat16 1.24-1.33 ms against 1.62-2.39, from int8 and uint8 to bfloat16 1.26-1.33 against
-// 1.40-1.46.
+// (kernels/look_up.h): a gather on AVX-512, and packed 4- and 2-bit outputs are packed as they
+// are looked up. Measured at 16M per-tensor, 2 threads, on the AVX-512 Xeon: QuantizeLinear from
+// float16 and bfloat16 to every one- and two-byte output took 1.44-1.68 ms by table against
+// 1.9-2.8 ms in the kernels, to packed 4- and 2-bit outputs 1.31-1.55 against 1.93-2.80;
+// DequantizeLinear from float8 to float16 and bfloat16 1.24-1.33 against 1.62-2.39, from int8 and
+// uint8 to bfloat16 1.26-1.33 against 1.40-1.46.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -37,19 +38,22 @@ bool one_scale_and_zero_point(const Layout& layout) {
   return true;
 }
 
-// Bytes one output element takes in y (sub-byte types one code per byte), 0 when y packs codes
-// below a byte (a lookup would have to pack them).
-unsigned output_bytes(ElementType type, SubByteLayout layout) {
+// Bytes of one table entry: a code of the output type, sub-byte types one code per byte.
+unsigned entry_bytes(ElementType type) {
   const ElementTypeInfo& t = info(type);
-  if (t.is_packed()) return layout == SubByteLayout::kOneCodePerByte ? 1u : 0u;
-  return static_cast<unsigned>(t.bits / 8);
+  return t.is_packed() ? 1u : static_cast<unsigned>(t.bits / 8);
+}
+
+// Bits one output element takes in y: packed sub-byte codes are looked up and packed in one step.
+unsigned output_bits(ElementType type, SubByteLayout layout) {
+  const ElementTypeInfo& t = info(type);
+  return t.is_packed() && layout == SubByteLayout::kPacked ? static_cast<unsigned>(t.bits) : 8 * entry_bytes(type);
 }
 
 // The number of x codes when the plan runs by table, else 0.
-uint64_t table_entries(const Plan& plan, const MutableTensorView& y) {
+uint64_t table_entries(const Plan& plan) {
   if (!plan.x_strides.empty() || !plan.y_strides.empty()) return 0;
   if (!one_scale_and_zero_point(plan.layout)) return 0;
-  if (output_bytes(plan.output_type, y.layout) == 0) return 0;
   uint64_t entries = 0;
   const ElementTypeInfo& x = info(plan.x.type);
   if (plan.operation == Operation::kQuantize) {
@@ -69,16 +73,16 @@ struct Lookup {
   const void* x;
   const void* table;
   void* y;
-  unsigned x_bytes, y_bytes;
+  unsigned x_bytes, y_bits;
 };
 
 }  // namespace
 
 bool execute_by_table(const Plan& plan, const MutableTensorView& y, const ParallelFor& host) {
-  const uint64_t entries = table_entries(plan, y);
+  const uint64_t entries = table_entries(plan);
   if (entries == 0) return false;
   const unsigned x_bytes = entries > 256 ? 2u : 1u;
-  const unsigned y_bytes = output_bytes(plan.output_type, y.layout);
+  const unsigned table_entry_bytes = entry_bytes(plan.output_type);
   // Every code, in x's storage (little-endian code values), through the plan's own kernel.
   std::vector<uint8_t> codes(entries * x_bytes);
   for (uint64_t c = 0; c < entries; ++c) {
@@ -89,18 +93,19 @@ bool execute_by_table(const Plan& plan, const MutableTensorView& y, const Parall
       codes[c] = static_cast<uint8_t>(c);
     }
   }
-  std::vector<uint32_t> table_words((entries * y_bytes + kernels::kLookUpTablePadding + 3) / 4);
+  std::vector<uint32_t> table_words((entries * table_entry_bytes + kernels::kLookUpTablePadding + 3) / 4);
   kernels::RangeBuffers from_codes;
   from_codes.x_data = codes.data();
   from_codes.allow_streaming = false;
   kernels::execute_range(plan, canonical_layout(plan.layout), 0, entries,
-                         MutableTensorView{plan.output_type, {}, table_words.data(), y.layout}, from_codes);
-  Lookup lookup{plan.x.data, table_words.data(), y.data, x_bytes, y_bytes};
+                         MutableTensorView{plan.output_type, {}, table_words.data(), SubByteLayout::kOneCodePerByte},
+                         from_codes);
+  Lookup lookup{plan.x.data, table_words.data(), y.data, x_bytes, output_bits(plan.output_type, y.layout)};
   run_ranges(
       plan.element_count, host,
       [](void* context, uint64_t begin, uint64_t end) {
         const Lookup& l = *static_cast<const Lookup*>(context);
-        kernels::look_up_codes(l.x, l.x_bytes, l.table, l.y_bytes, l.y, begin, end);
+        kernels::look_up_codes(l.x, l.x_bytes, l.table, l.y_bits, l.y, begin, end);
       },
       &lookup);
   return true;

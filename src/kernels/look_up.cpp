@@ -7,7 +7,9 @@
 // AVX-512 gather (vpgatherdd) 3.0 / 1.5 ms, steady. The plan's own SIMD kernel took 5.6 / 2.7 ms.
 #include "kernels/look_up.h"
 
+#include <bit>
 #include <cstring>
+#include <type_traits>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/look_up.cpp"
@@ -19,67 +21,101 @@ namespace qdq::kernels {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Results shifted into one 64-bit word per store (8, 4 or 2 of them), one element at a time at
-// the ends.
-template <typename XCode, typename YCode>
-void LookUpByWords(const XCode* HWY_RESTRICT x, const YCode* HWY_RESTRICT table, YCode* HWY_RESTRICT y,
+static_assert(std::endian::native == std::endian::little, "codes and packed words are stored little-endian");
+
+// A table entry for results of kYBits: one byte for packed results.
+template <int kYBits>
+using Entry = std::conditional_t<kYBits <= 8, uint8_t, std::conditional_t<kYBits == 16, uint16_t, uint32_t>>;
+
+// Results shifted into one 64-bit word per store (64 / kYBits of them); a last partial word
+// stores only the bytes its results fill.
+template <typename XCode, int kYBits>
+void LookUpByWords(const XCode* HWY_RESTRICT x, const Entry<kYBits>* HWY_RESTRICT table, uint8_t* HWY_RESTRICT y,
                    uint64_t begin, uint64_t end) {
-  constexpr int kPerWord = 8 / sizeof(YCode);
+  constexpr uint64_t kPerWord = 64 / kYBits;
   uint64_t i = begin;
   for (; i + kPerWord <= end; i += kPerWord) {
     uint64_t word = 0;
-    for (int j = 0; j < kPerWord; ++j) word |= uint64_t{table[x[i + j]]} << (8 * sizeof(YCode) * j);
-    std::memcpy(y + i, &word, sizeof word);
+    for (uint64_t j = 0; j < kPerWord; ++j) word |= uint64_t{table[x[i + j]]} << (kYBits * j);
+    std::memcpy(y + i * kYBits / 8, &word, sizeof word);
   }
-  for (; i < end; ++i) y[i] = table[x[i]];
+  if (i < end) {
+    uint64_t word = 0;
+    for (uint64_t j = 0; i + j < end; ++j) word |= uint64_t{table[x[i + j]]} << (kYBits * j);
+    std::memcpy(y + i * kYBits / 8, &word, ((end - i) * kYBits + 7) / 8);
+  }
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// One 32-bit gather per vector of codes, at byte offset code * sizeof(YCode) (the word read there
-// holds the result in its low bytes: little-endian), then truncated to the result's width. Only on
-// AVX-512, the targets measured: gathers are slow on some AVX2 CPUs (Zen 1 measured a gather
-// slower than a scalar loop, 75 against 36 us for 64K codes in cache).
-template <typename XCode, typename YCode>
-void LookUp(const XCode* HWY_RESTRICT x, const YCode* HWY_RESTRICT table, YCode* HWY_RESTRICT y, uint64_t begin,
-            uint64_t end) {
+// One 32-bit gather per vector of codes, at byte offset code * sizeof(entry) (the word read there
+// holds the entry in its low bytes: little-endian), then narrowed to the result's width; packed
+// results are packed in the vector.
+// Only on AVX-512, the targets measured: gathers are slow on some AVX2 CPUs (Zen 1 measured a
+// gather slower than a scalar loop, 75 against 36 us for 64K codes in cache).
+template <typename XCode, int kYBits>
+void LookUp(const XCode* HWY_RESTRICT x, const Entry<kYBits>* HWY_RESTRICT table, uint8_t* HWY_RESTRICT y,
+            uint64_t begin, uint64_t end) {
+  using YEntry = Entry<kYBits>;
   const hn::ScalableTag<uint32_t> du32;
   const hn::RebindToSigned<decltype(du32)> di32;
   const hn::Rebind<XCode, decltype(du32)> dx;
-  const hn::Rebind<YCode, decltype(du32)> dy;
+  const hn::Rebind<YEntry, decltype(du32)> dy;
+  const hn::Rebind<uint8_t, decltype(du32)> d8;  // packed results: a code per byte, then
+  const hn::Repartition<uint16_t, decltype(d8)> d16;  // pairs of codes per 16-bit lane,
+  const hn::Rebind<uint8_t, decltype(d16)> dpairs;
+  const hn::Repartition<uint32_t, decltype(d16)> d32;  // pairs of pairs per 32-bit lane
+  const hn::Rebind<uint8_t, decltype(d32)> dquads;
   const size_t N = hn::Lanes(du32);
   const auto* words = reinterpret_cast<const uint32_t*>(table);
   uint64_t i = begin;
   for (; i + N <= end; i += N) {
-    const auto offsets = hn::ShiftLeft<sizeof(YCode) / 2>(hn::PromoteTo(du32, hn::LoadU(dx, x + i)));
+    const auto offsets = hn::ShiftLeft<sizeof(YEntry) / 2>(hn::PromoteTo(du32, hn::LoadU(dx, x + i)));
     const auto results = hn::GatherOffset(du32, words, hn::BitCast(di32, offsets));
-    if constexpr (sizeof(YCode) == 4) {
-      hn::StoreU(results, du32, reinterpret_cast<uint32_t*>(y + i));
+    if constexpr (kYBits == 32) {
+      hn::StoreU(results, du32, reinterpret_cast<uint32_t*>(y) + i);
+    } else if constexpr (kYBits >= 8) {
+      hn::StoreU(hn::TruncateTo(dy, results), dy, reinterpret_cast<YEntry*>(y) + i);
     } else {
-      hn::StoreU(hn::TruncateTo(dy, results), dy, y + i);
+      // Packed: the codes truncated to bytes; in each 16-bit lane the odd element's code shifted
+      // beside the even one's (the low byte is the packed pair); for 2-bit codes the same once
+      // more with pairs in 32-bit lanes.
+      const auto codes = hn::TruncateTo(d8, results);
+      const auto v16 = hn::BitCast(d16, codes);
+      const auto pairs = hn::Or(v16, hn::ShiftRight<8 - kYBits>(v16));
+      if constexpr (kYBits == 4) {
+        hn::StoreU(hn::TruncateTo(dpairs, pairs), dpairs, y + i / 2);
+      } else {
+        static_assert(kYBits == 2);
+        const auto v32 = hn::BitCast(d32, pairs);  // the bytes above each pair are dropped below
+        hn::StoreU(hn::TruncateTo(dquads, hn::Or(v32, hn::ShiftRight<12>(v32))), dquads, y + i / 4);
+      }
     }
   }
-  LookUpByWords(x, table, y, i, end);
+  LookUpByWords<XCode, kYBits>(x, table, y, i, end);
 }
 #else
-template <typename XCode, typename YCode>
-void LookUp(const XCode* x, const YCode* table, YCode* y, uint64_t begin, uint64_t end) {
-  LookUpByWords(x, table, y, begin, end);
+template <typename XCode, int kYBits>
+void LookUp(const XCode* x, const Entry<kYBits>* table, uint8_t* y, uint64_t begin, uint64_t end) {
+  LookUpByWords<XCode, kYBits>(x, table, y, begin, end);
 }
 #endif
 
 template <typename XCode>
-void LookUpFrom(const XCode* x, const void* table, unsigned y_bytes, void* y, uint64_t begin, uint64_t end) {
-  switch (y_bytes) {
-    case 1: return LookUp(x, static_cast<const uint8_t*>(table), static_cast<uint8_t*>(y), begin, end);
-    case 2: return LookUp(x, static_cast<const uint16_t*>(table), static_cast<uint16_t*>(y), begin, end);
-    default: return LookUp(x, static_cast<const uint32_t*>(table), static_cast<uint32_t*>(y), begin, end);
+void LookUpFrom(const XCode* x, const void* table, unsigned y_bits, uint8_t* y, uint64_t begin, uint64_t end) {
+  switch (y_bits) {
+    case 2: return LookUp<XCode, 2>(x, static_cast<const uint8_t*>(table), y, begin, end);
+    case 4: return LookUp<XCode, 4>(x, static_cast<const uint8_t*>(table), y, begin, end);
+    case 8: return LookUp<XCode, 8>(x, static_cast<const uint8_t*>(table), y, begin, end);
+    case 16: return LookUp<XCode, 16>(x, static_cast<const uint16_t*>(table), y, begin, end);
+    default: return LookUp<XCode, 32>(x, static_cast<const uint32_t*>(table), y, begin, end);
   }
 }
 
-void LookUpCodes(const void* x, unsigned x_bytes, const void* table, unsigned y_bytes, void* y, uint64_t begin,
+void LookUpCodes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
                  uint64_t end) {
-  if (x_bytes == 2) return LookUpFrom(static_cast<const uint16_t*>(x), table, y_bytes, y, begin, end);
-  LookUpFrom(static_cast<const uint8_t*>(x), table, y_bytes, y, begin, end);
+  auto* out = static_cast<uint8_t*>(y);
+  if (x_bytes == 2) return LookUpFrom(static_cast<const uint16_t*>(x), table, y_bits, out, begin, end);
+  LookUpFrom(static_cast<const uint8_t*>(x), table, y_bits, out, begin, end);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -91,9 +127,9 @@ namespace qdq::kernels {
 
 HWY_EXPORT(LookUpCodes);
 
-void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bytes, void* y, uint64_t begin,
+void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
                    uint64_t end) {
-  HWY_DYNAMIC_DISPATCH(LookUpCodes)(x, x_bytes, table, y_bytes, y, begin, end);
+  HWY_DYNAMIC_DISPATCH(LookUpCodes)(x, x_bytes, table, y_bits, y, begin, end);
 }
 
 }  // namespace qdq::kernels

@@ -10,9 +10,12 @@ namespace qdq::kernels {
 inline constexpr unsigned kLookUpTablePadding = 4;
 
 // y[i] = table[x[i]] for i in [begin, end). x holds codes of `x_bytes` (1 or 2, little-endian
-// unsigned), table and y results of `y_bytes` (1, 2 or 4). The table holds 2^(8 * x_bytes) entries
-// followed by kLookUpTablePadding readable bytes, and is 4-byte aligned.
-void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bytes, void* y, uint64_t begin,
+// unsigned). Results are `y_bits` wide: 8, 16 or 32, or 4 and 2 packed into y the ONNX way
+// (element i in bits (i % k) * y_bits of byte i / k, k = 8 / y_bits, unused high bits of a last
+// partial byte 0), their table entries then one byte each. The table holds 2^(8 * x_bytes)
+// entries followed by kLookUpTablePadding readable bytes, and is 4-byte aligned. For packed
+// results begin is a multiple of 8.
+void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
                    uint64_t end);
 
 }  // namespace qdq::kernels
