@@ -492,6 +492,42 @@ TEST(KernelsByTable, PerTensorPlansOverFewCodesMatchTheReference) {
       }
     }
   }
+  // 4- and 2-bit x: packed, a byte of x (2 or 4 elements) per table entry, with element counts
+  // that end inside a byte and one large enough for several tasks; and one code per byte, every
+  // byte value (the codes' high bits are not theirs). The smallest count runs the kernels.
+  for (E x_type : {E::kInt4, E::kUint4, E::kFloat4E2M1, E::kInt2, E::kUint2}) {
+    for (SubByteLayout x_layout : {SubByteLayout::kPacked, SubByteLayout::kOneCodePerByte}) {
+      const uint64_t per_byte = x_layout == SubByteLayout::kPacked ? 8 / info(x_type).bits : 1;
+      for (uint64_t count : {256 * per_byte * 520 + 3, 256 * per_byte * 20 + per_byte - 1, uint64_t{1000}}) {
+        std::vector<uint8_t> x((count + per_byte - 1) / per_byte + 8);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>(i);
+        const std::vector<int64_t> shape = {static_cast<int64_t>(count)};
+        for (E out : {E::kFloat32, E::kFloat16, E::kBfloat16}) {
+          const uint32_t scale = out == E::kFloat32 ? 0x3E4CCCCDu : 0x3E4Cu;
+          const uint8_t zero_point = 0x03;  // 3, or -1 for int2
+          const TensorView zv{x_type, {}, &zero_point};
+          const Result<Plan> planned = plan_dequantize_linear({x_type, shape, x.data(), x_layout}, {out, {}, &scale},
+                                                              info(x_type).is_integer() ? &zv : nullptr);
+          ASSERT_TRUE(planned.ok()) << planned.status().message();
+          const Plan& plan = planned.value();
+          const uint64_t bytes = storage_bytes(out, count) + 8;
+          std::vector<uint8_t> fast(bytes, 0xCD), reference(bytes, 0xCD);
+          ExecuteOptions options;
+          options.path = ExecutionPath::kReference;
+          ASSERT_TRUE(execute(plan, {out, plan.shape, reference.data()}, options).ok());
+          for (int64_t target : kernels::supported_targets()) {
+            kernels::force_target(target);
+            std::fill(fast.begin(), fast.end(), 0xCD);
+            ASSERT_TRUE(execute(plan, {out, plan.shape, fast.data()}).ok());
+            ASSERT_TRUE(fast == reference) << name(x_type) << " x layout " << static_cast<int>(x_layout) << ", "
+                                           << count << " elements to " << name(out) << " on "
+                                           << kernels::target_name(target);
+          }
+          kernels::force_target(0);
+        }
+      }
+    }
+  }
 }
 
 // The table's lookup on every target, for every code and result width (2- and 4-bit results

@@ -10,7 +10,9 @@
 // float16 and bfloat16 to every one- and two-byte output took 1.44-1.68 ms by table against
 // 1.9-2.8 ms in the kernels, to packed 4- and 2-bit outputs 1.31-1.55 against 1.93-2.80;
 // DequantizeLinear from float8 to float16 and bfloat16 1.24-1.33 against 1.62-2.39, from int8 and
-// uint8 to bfloat16 1.26-1.33 against 1.40-1.46.
+// uint8 to bfloat16 1.26-1.33 against 1.40-1.46, from packed 4- and 2-bit x to float16 and
+// bfloat16 0.65-0.74 against 1.04-1.87, from packed 4-bit x to float32 1.37-1.40 against
+// 1.53-1.71, and from 4- and 2-bit x one per byte to bfloat16 1.21-1.30 against 1.38-1.56.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -50,62 +52,93 @@ unsigned output_bits(ElementType type, SubByteLayout layout) {
   return t.is_packed() && layout == SubByteLayout::kPacked ? static_cast<unsigned>(t.bits) : 8 * entry_bytes(type);
 }
 
-// The number of x codes when the plan runs by table, else 0.
-uint64_t table_entries(const Plan& plan) {
-  if (!plan.x_strides.empty() || !plan.y_strides.empty()) return 0;
-  if (!one_scale_and_zero_point(plan.layout)) return 0;
-  uint64_t entries = 0;
+// How a plan runs by table: `entries` table indices of `x_bytes` each (x codes, or for packed 4-
+// and 2-bit x whole bytes of x), each index standing for `elements` consecutive elements whose
+// results its entry holds side by side.
+struct TableShape {
+  uint64_t entries = 0;  // 0: the plan does not run by table
+  unsigned x_bytes = 1;
+  unsigned elements = 1;
+};
+
+TableShape table_shape(const Plan& plan) {
+  if (!plan.x_strides.empty() || !plan.y_strides.empty()) return {};
+  if (!one_scale_and_zero_point(plan.layout)) return {};
+  TableShape shape;
   const ElementTypeInfo& x = info(plan.x.type);
+  const bool x_packed = x.is_packed() && plan.x.layout == SubByteLayout::kPacked;
   if (plan.operation == Operation::kQuantize) {
-    if (plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) entries = uint64_t{1} << 16;
-  } else if (x.bits == 8 && plan.output_type != ElementType::kFloat32 &&
-             (x.is_float() || plan.output_type == ElementType::kBfloat16)) {
-    // float8 codes (a decode each) and 8-bit integers to bfloat16 (a rounding on the bits each).
-    // float32 outputs stay in the kernel, which streams large outputs past the cache and so runs
-    // as fast as the lookup (float8e4m3fn to float32, 16M: 6.9-7.7 ms against 8.0); 8-bit
-    // integers to float16 run at memory speed there already.
-    entries = 256;
+    if (plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) {
+      shape = {uint64_t{1} << 16, 2, 1};
+    }
+  } else if (x_packed && (plan.output_type != ElementType::kFloat32 || x.bits == 4)) {
+    // Packed 4- and 2-bit x: a byte of x (2 or 4 elements) per entry of up to 8 bytes. 2-bit x to
+    // float32 (16-byte entries) stays in the kernel.
+    shape = {256, 1, static_cast<unsigned>(8 / x.bits)};
+  } else if (x.bits <= 8 && (plan.output_type == ElementType::kBfloat16 ||
+                             (plan.output_type == ElementType::kFloat16 && x.bits == 8 && x.is_float()))) {
+    // float8 codes (a decode each) and 8-bit integers (4- and 2-bit ones one per byte) to
+    // bfloat16 (a rounding on the bits each). float32 outputs stay in the kernel, which streams
+    // large outputs past the cache and so runs as fast as the lookup (float8e4m3fn to float32,
+    // 16M: 6.9-7.7 ms against 8.0); integers and float4 one per byte to float16 run at memory
+    // speed there already (float4e2m1 to float16, 16M: 0.98 ms against 1.23 by table).
+    shape = {256, 1, 1};
   }
-  return plan.element_count >= kMinElementsPerTableEntry * entries ? entries : 0;
+  return plan.element_count >= kMinElementsPerTableEntry * shape.entries * shape.elements ? shape : TableShape{};
 }
 
 struct Lookup {
   const void* x;
-  const void* table;
-  void* y;
-  unsigned x_bytes, y_bits;
+  const uint8_t* table;
+  uint8_t* y;
+  TableShape shape;
+  unsigned y_bits;  // per table index
+  unsigned y_bytes;  // per element (elements > 1 only)
 };
 
 }  // namespace
 
 bool execute_by_table(const Plan& plan, const MutableTensorView& y, const ParallelFor& host) {
-  const uint64_t entries = table_entries(plan);
-  if (entries == 0) return false;
-  const unsigned x_bytes = entries > 256 ? 2u : 1u;
-  const unsigned table_entry_bytes = entry_bytes(plan.output_type);
-  // Every code, in x's storage (little-endian code values), through the plan's own kernel.
-  std::vector<uint8_t> codes(entries * x_bytes);
-  for (uint64_t c = 0; c < entries; ++c) {
-    if (x_bytes == 2) {
+  const TableShape shape = table_shape(plan);
+  if (shape.entries == 0) return false;
+  // Every index, in x's storage (little-endian code values), through the plan's own kernel.
+  std::vector<uint8_t> codes(shape.entries * shape.x_bytes);
+  for (uint64_t c = 0; c < shape.entries; ++c) {
+    if (shape.x_bytes == 2) {
       const auto code = static_cast<uint16_t>(c);
       std::memcpy(codes.data() + 2 * c, &code, 2);
     } else {
       codes[c] = static_cast<uint8_t>(c);
     }
   }
-  std::vector<uint32_t> table_words((entries * table_entry_bytes + kernels::kLookUpTablePadding + 3) / 4);
+  const unsigned table_entry_bytes = entry_bytes(plan.output_type) * shape.elements;
+  std::vector<uint32_t> table_words((shape.entries * table_entry_bytes + kernels::kLookUpTablePadding + 3) / 4);
   kernels::RangeBuffers from_codes;
   from_codes.x_data = codes.data();
   from_codes.allow_streaming = false;
-  kernels::execute_range(plan, canonical_layout(plan.layout), 0, entries,
+  kernels::execute_range(plan, canonical_layout(plan.layout), 0, shape.entries * shape.elements,
                          MutableTensorView{plan.output_type, {}, table_words.data(), SubByteLayout::kOneCodePerByte},
                          from_codes);
-  Lookup lookup{plan.x.data, table_words.data(), y.data, x_bytes, output_bits(plan.output_type, y.layout)};
+  Lookup lookup{plan.x.data,
+                reinterpret_cast<const uint8_t*>(table_words.data()),
+                static_cast<uint8_t*>(y.data),
+                shape,
+                shape.elements > 1 ? 8 * table_entry_bytes : output_bits(plan.output_type, y.layout),
+                entry_bytes(plan.output_type)};
   run_ranges(
       plan.element_count, host,
       [](void* context, uint64_t begin, uint64_t end) {
         const Lookup& l = *static_cast<const Lookup*>(context);
-        kernels::look_up_codes(l.x, l.x_bytes, l.table, l.y_bits, l.y, begin, end);
+        const unsigned k = l.shape.elements;
+        if (k == 1) return kernels::look_up_codes(l.x, l.shape.x_bytes, l.table, l.y_bits, l.y, begin, end);
+        // Whole bytes of packed x (begin is a multiple of 8), then the elements of a last
+        // partial byte from its entry's first results.
+        kernels::look_up_codes(l.x, 1, l.table, l.y_bits, l.y, begin / k, end / k);
+        const uint64_t rest = end % k;
+        if (rest != 0) {
+          const uint8_t last = static_cast<const uint8_t*>(l.x)[end / k];
+          std::memcpy(l.y + (end - rest) * l.y_bytes, l.table + uint64_t{last} * k * l.y_bytes, rest * l.y_bytes);
+        }
       },
       &lookup);
   return true;

@@ -25,7 +25,9 @@ static_assert(std::endian::native == std::endian::little, "codes and packed word
 
 // A table entry for results of kYBits: one byte for packed results.
 template <int kYBits>
-using Entry = std::conditional_t<kYBits <= 8, uint8_t, std::conditional_t<kYBits == 16, uint16_t, uint32_t>>;
+using Entry = std::conditional_t<
+    kYBits <= 8, uint8_t,
+    std::conditional_t<kYBits == 16, uint16_t, std::conditional_t<kYBits == 32, uint32_t, uint64_t>>>;
 
 // Results shifted into one 64-bit word per store (64 / kYBits of them); a last partial word
 // stores only the bytes its results fill.
@@ -93,7 +95,30 @@ void LookUp(const XCode* HWY_RESTRICT x, const Entry<kYBits>* HWY_RESTRICT table
   }
   LookUpByWords<XCode, kYBits>(x, table, y, i, end);
 }
+
+// 64-bit results (four 16-bit results of a byte of 2-bit codes): a 64-bit gather per vector.
+template <typename XCode>
+void LookUpWords(const XCode* HWY_RESTRICT x, const uint64_t* HWY_RESTRICT table, uint8_t* HWY_RESTRICT y,
+                 uint64_t begin, uint64_t end) {
+  const hn::ScalableTag<uint64_t> du64;
+  const hn::RebindToSigned<decltype(du64)> di64;
+  const hn::Rebind<uint32_t, decltype(du64)> du32;
+  const hn::Rebind<XCode, decltype(du64)> dx;
+  const size_t N = hn::Lanes(du64);
+  uint64_t i = begin;
+  for (; i + N <= end; i += N) {
+    const auto codes = hn::PromoteTo(du64, hn::PromoteTo(du32, hn::LoadU(dx, x + i)));  // no direct 8 -> 64
+    const auto indices = hn::BitCast(di64, codes);
+    hn::StoreU(hn::GatherIndex(du64, table, indices), du64, reinterpret_cast<uint64_t*>(y) + i);
+  }
+  LookUpByWords<XCode, 64>(x, table, y, i, end);
+}
 #else
+template <typename XCode>
+void LookUpWords(const XCode* x, const uint64_t* table, uint8_t* y, uint64_t begin, uint64_t end) {
+  LookUpByWords<XCode, 64>(x, table, y, begin, end);
+}
+
 template <typename XCode, int kYBits>
 void LookUp(const XCode* x, const Entry<kYBits>* table, uint8_t* y, uint64_t begin, uint64_t end) {
   LookUpByWords<XCode, kYBits>(x, table, y, begin, end);
@@ -107,7 +132,8 @@ void LookUpFrom(const XCode* x, const void* table, unsigned y_bits, uint8_t* y, 
     case 4: return LookUp<XCode, 4>(x, static_cast<const uint8_t*>(table), y, begin, end);
     case 8: return LookUp<XCode, 8>(x, static_cast<const uint8_t*>(table), y, begin, end);
     case 16: return LookUp<XCode, 16>(x, static_cast<const uint16_t*>(table), y, begin, end);
-    default: return LookUp<XCode, 32>(x, static_cast<const uint32_t*>(table), y, begin, end);
+    case 32: return LookUp<XCode, 32>(x, static_cast<const uint32_t*>(table), y, begin, end);
+    default: return LookUpWords(x, static_cast<const uint64_t*>(table), y, begin, end);
   }
 }
 

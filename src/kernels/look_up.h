@@ -10,7 +10,7 @@ namespace qdq::kernels {
 inline constexpr unsigned kLookUpTablePadding = 4;
 
 // y[i] = table[x[i]] for i in [begin, end). x holds codes of `x_bytes` (1 or 2, little-endian
-// unsigned). Results are `y_bits` wide: 8, 16 or 32, or 4 and 2 packed into y the ONNX way
+// unsigned). Results are `y_bits` wide: 8, 16, 32 or 64, or 4 and 2 packed into y the ONNX way
 // (element i in bits (i % k) * y_bits of byte i / k, k = 8 / y_bits, unused high bits of a last
 // partial byte 0), their table entries then one byte each. The table holds 2^(8 * x_bytes)
 // entries followed by kLookUpTablePadding readable bytes, and is 4-byte aligned. For packed
