@@ -191,16 +191,23 @@ HWY_INLINE VF RoundToFloat16(VF v) {
 #endif
 }
 
-// float32 -> bfloat16 -> float32: round half to even on the bits (a carry into the exponent
-// gives the next binade or infinity); NaN becomes the canonical quiet NaN with its sign.
+// float32 -> bfloat16 bits of a v without NaN lanes: round half to even on the bits (a carry into
+// the exponent gives the next binade or infinity; infinity stays infinity).
+HWY_INLINE VU Bfloat16BitsOfNonNaN(VF v) {
+  const DU du;
+  const VU bits = hn::BitCast(du, v);
+  const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  return hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb)));
+}
+
+// float32 -> bfloat16 bits: as above; NaN becomes the canonical quiet NaN with its sign (rounding
+// its bits could carry a NaN into infinity).
 HWY_INLINE VI Bfloat16Bits(VF v) {
   const DI di;
   const DU du;
   const VU bits = hn::BitCast(du, v);
-  const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
-  const VU rounded = hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb)));
   const VU nan = hn::Or(hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u)), hn::Set(du, 0x7FC0u));
-  return hn::BitCast(di, hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), nan, rounded));
+  return hn::BitCast(di, hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), nan, Bfloat16BitsOfNonNaN(v)));
 }
 HWY_INLINE VF RoundToBfloat16(VF v) {
   const DF df;
@@ -1841,6 +1848,7 @@ struct IntegerInput {
   static constexpr bool kSignedCodes = kSigned;
   static constexpr bool kPacked = kBits < 8;
   static constexpr bool kSubtractsZeroPoint = true;
+  static constexpr bool kFiniteValues = true;  // no code is NaN or infinite
   // int8 loads sign-extend; packed codes arrive one per byte from Unpack and are extended here.
   using T = std::conditional_t<(kBits < 8), uint8_t,
                                std::conditional_t<(kBits == 8), std::conditional_t<kSigned, int8_t, uint8_t>,
@@ -1866,6 +1874,7 @@ template <const Format& F>
 struct FloatInput {
   static constexpr bool kPacked = F.sign_shift() + 1 < 8;
   static constexpr bool kSubtractsZeroPoint = false;  // float x: zero point required 0, not subtracted
+  static constexpr bool kFiniteValues = F.nan_style == NanStyle::kNone && !F.has_infinity;  // float4e2m1
   using T = uint8_t;
   static HWY_INLINE VF Load(const T* p) {
     if constexpr (F.exponent_bits == 2 && F.mantissa_bits == 1) {  // float4e2m1: its 16 values looked up
@@ -1881,6 +1890,7 @@ template <ElementType kX>
 struct HalfFloatInput {
   static constexpr bool kPacked = false;
   static constexpr bool kSubtractsZeroPoint = true;
+  static constexpr bool kFiniteValues = false;
   using T = uint16_t;
   static HWY_INLINE VF Load(const T* p) { return XInput<kX>::Load(p); }
 };
@@ -1895,6 +1905,7 @@ template <bool kSigned>
 struct WordInput {
   static constexpr bool kPacked = false;
   static constexpr bool kSubtractsZeroPoint = true;
+  static constexpr bool kFiniteValues = true;
   using T = int32_t;
   static HWY_INLINE VF LoadMinus(const T* p, VI zero_point) {
     const DI di;
@@ -1968,8 +1979,9 @@ HWY_INLINE VF DequantizedProduct(VF v, VF s) {
   return hn::IfThenElse(hn::IsNaN(s), quiet_scale, hn::Mul(v, s));
 }
 
-// One vector of float32 results rounded once to the output type and stored.
-template <ElementType kOut, typename YT>
+// One vector of float32 results rounded once to the output type and stored. kMayBeNaN false: the
+// caller knows no lane is NaN (bfloat16 outputs then round without the NaN select).
+template <ElementType kOut, bool kMayBeNaN = true, typename YT>
 HWY_INLINE void StoreAsOutput(VF product, YT* destination) {
   if constexpr (kOut == ElementType::kFloat32) {
     hn::StoreU(product, DF(), destination);
@@ -1980,15 +1992,35 @@ HWY_INLINE void StoreAsOutput(VF product, YT* destination) {
     const hn::Rebind<uint16_t, DI> d16;
     hn::StoreU(hn::DemoteTo(d16, Encode<kFloat16Format>(product, false)), d16, destination);
 #endif
-  } else {
+  } else if constexpr (kMayBeNaN) {
     const hn::Rebind<uint16_t, DI> d16;
     hn::StoreU(hn::DemoteTo(d16, Bfloat16Bits(product)), d16, destination);
+  } else {
+    const hn::Rebind<uint16_t, DI> d16;
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(DI(), Bfloat16BitsOfNonNaN(product))), d16, destination);
+  }
+}
+
+// DequantizeUniform's products with a scale that is not NaN.
+template <class Input, ElementType kOut, bool kMayBeNaN, typename YT>
+HWY_INLINE void DequantizeUniformProducts(const typename Input::T* x, size_t count, VF s, VF zp, bool subtract,
+                                          YT* out) {
+  const size_t N = hn::Lanes(DF());
+  if (subtract) {
+    for (size_t i = 0; i < count; i += N) {
+      StoreAsOutput<kOut, kMayBeNaN>(hn::Mul(hn::Sub(Input::Load(x + i), zp), s), out + i);
+    }
+  } else {
+    for (size_t i = 0; i < count; i += N) StoreAsOutput<kOut, kMayBeNaN>(hn::Mul(Input::Load(x + i), s), out + i);
   }
 }
 
 // Whole vectors [0, count) of x with one scale and zero point: the hot loop of per-tensor and
 // per-block plans. The scale's NaN test of DequantizedProduct is made once here: a NaN scale (the
-// only case where the product's NaN could differ) takes DequantizedProduct per vector.
+// only case where the product's NaN could differ) takes DequantizedProduct per vector. A finite
+// scale over x without NaN or infinite codes (integers, float4e2m1; zero points alike) gives no NaN
+// product, so bfloat16 outputs skip their NaN select (16M, 2 threads: int4 -> bfloat16 per-axis
+// 1.96 -> 1.78 ms, int8 1.67 -> 1.48, measured with the select removed).
 template <class Input, ElementType kOut, typename YT>
 HWY_INLINE void DequantizeUniform(const typename Input::T* x, size_t count, float scale, VF zp, bool subtract, YT* out) {
   const DF df;
@@ -1999,11 +2031,12 @@ HWY_INLINE void DequantizeUniform(const typename Input::T* x, size_t count, floa
       const VF v = Input::Load(x + i);
       StoreAsOutput<kOut>(DequantizedProduct(subtract ? hn::Sub(v, zp) : v, s), out + i);
     }
-  } else if (subtract) {
-    for (size_t i = 0; i < count; i += N) StoreAsOutput<kOut>(hn::Mul(hn::Sub(Input::Load(x + i), zp), s), out + i);
-  } else {
-    for (size_t i = 0; i < count; i += N) StoreAsOutput<kOut>(hn::Mul(Input::Load(x + i), s), out + i);
+    return;
   }
+  if constexpr (kOut == ElementType::kBfloat16 && Input::kFiniteValues) {
+    if (std::isfinite(scale)) return DequantizeUniformProducts<Input, kOut, false>(x, count, s, zp, subtract, out);
+  }
+  DequantizeUniformProducts<Input, kOut, true>(x, count, s, zp, subtract, out);
 }
 
 // One block of a run with constant operands (per-tensor) or one scale and zero point per
