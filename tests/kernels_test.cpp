@@ -539,10 +539,10 @@ TEST(KernelsLookUp, EveryWidthOnEveryTargetMatchesAScalarLoop) {
   std::mt19937 random(91);
   for (unsigned x_bytes : {1u, 2u}) {
     const uint64_t entries = uint64_t{1} << (8 * x_bytes);
-    for (unsigned y_bits : {2u, 4u, 8u, 16u, 32u}) {
+    for (unsigned y_bits : {2u, 4u, 8u, 16u, 32u, 64u}) {
       const unsigned entry_bytes = y_bits < 8 ? 1 : y_bits / 8;
-      std::vector<uint32_t> table_words((entries * entry_bytes + kernels::kLookUpTablePadding + 3) / 4);
-      for (uint32_t& w : table_words) w = random();
+      std::vector<uint64_t> table_words((entries * entry_bytes + kernels::kLookUpTablePadding + 7) / 8);
+      for (uint64_t& w : table_words) w = uint64_t{random()} << 32 | random();
       auto* table = reinterpret_cast<uint8_t*>(table_words.data());
       if (y_bits < 8) {
         for (uint64_t c = 0; c < entries; ++c) table[c] &= static_cast<uint8_t>((1u << y_bits) - 1);

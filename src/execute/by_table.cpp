@@ -112,7 +112,7 @@ bool execute_by_table(const Plan& plan, const MutableTensorView& y, const Parall
     }
   }
   const unsigned table_entry_bytes = entry_bytes(plan.output_type) * shape.elements;
-  std::vector<uint32_t> table_words((shape.entries * table_entry_bytes + kernels::kLookUpTablePadding + 3) / 4);
+  std::vector<uint64_t> table_words((shape.entries * table_entry_bytes + kernels::kLookUpTablePadding + 7) / 8);
   kernels::RangeBuffers from_codes;
   from_codes.x_data = codes.data();
   from_codes.allow_streaming = false;

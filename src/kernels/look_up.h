@@ -13,7 +13,7 @@ inline constexpr unsigned kLookUpTablePadding = 4;
 // unsigned). Results are `y_bits` wide: 8, 16, 32 or 64, or 4 and 2 packed into y the ONNX way
 // (element i in bits (i % k) * y_bits of byte i / k, k = 8 / y_bits, unused high bits of a last
 // partial byte 0), their table entries then one byte each. The table holds 2^(8 * x_bytes)
-// entries followed by kLookUpTablePadding readable bytes, and is 4-byte aligned. For packed
+// entries followed by kLookUpTablePadding readable bytes, and is 8-byte aligned. For packed
 // results begin is a multiple of 8.
 void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
                    uint64_t end);
