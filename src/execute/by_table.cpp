@@ -11,8 +11,8 @@
 // 1.9-2.8 ms in the kernels, to packed 4- and 2-bit outputs 1.31-1.55 against 1.93-2.80;
 // DequantizeLinear from float8 to float16 and bfloat16 1.24-1.33 against 1.62-2.39, from int8 and
 // uint8 to bfloat16 1.26-1.33 against 1.40-1.46, from packed 4- and 2-bit x to float16 and
-// bfloat16 0.65-0.74 against 1.04-1.87, from packed 4-bit x to float32 1.37-1.40 against
-// 1.53-1.71, and from 4- and 2-bit x one per byte to bfloat16 1.21-1.30 against 1.38-1.56.
+// bfloat16 0.65-0.74 against 1.04-1.87, from packed 4-bit x to float32 1.37-1.46 against
+// 1.53-1.73, and from 4- and 2-bit x one per byte to bfloat16 1.21-1.30 against 1.38-1.56.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
