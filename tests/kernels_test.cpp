@@ -421,6 +421,42 @@ TEST_F(KernelsOnEveryTarget, EveryFloat16AndBfloat16InputPerAxisWithScalesOfItsT
   }
 }
 
+// Every float16 / bfloat16 code as the quotient itself (scales of 1 of x's type, divided in x's
+// precision) to every float8 type and float4e2m1, saturating or not, per-axis on either axis and
+// blocked along either: on AVX-512 these quotients are looked up in the code tables
+// (kernels.cpp, CodeTable) by both quantize loops that read them, so every entry of every table
+// meets the reference.
+TEST_F(KernelsOnEveryTarget, EveryFloat16AndBfloat16QuotientToFloat8AndFloat4) {
+  const Sweep granularities[] = {{{256, 256}, 1, 0, false}, {{256, 256}, 0, 0, false}, {{256, 256}, 1, 32, false},
+                                 {{256, 256}, 0, 32, false}};
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (E x_type : {E::kFloat16, E::kBfloat16}) {
+      auto x = make_storage(x_type, 65536, [](uint64_t i) { return static_cast<uint32_t>(i); });
+      const uint32_t one = codec::encode_float(info(x_type), 1.0, codec::Overflow::kInfOrNan);
+      for (const Sweep& sweep : granularities) {
+        const std::vector<int64_t> scale_shape = scale_shape_of(sweep);
+        auto scale = make_storage(x_type, count_of(scale_shape), [&](uint64_t) { return one; });
+        for (E out : {E::kFloat8E4M3FN, E::kFloat8E4M3FNUZ, E::kFloat8E5M2, E::kFloat8E5M2FNUZ, E::kFloat4E2M1}) {
+          for (int64_t saturate : {0, 1}) {
+            QuantizeLinearAttributes a;
+            a.axis = sweep.axis;
+            a.block_size = sweep.block;
+            a.output_dtype = static_cast<int64_t>(out);
+            a.precision = static_cast<int64_t>(x_type);
+            a.saturate = saturate;
+            const Result<Plan> plan =
+                plan_quantize_linear({x_type, sweep.shape, x.data()}, {x_type, scale_shape, scale.data()}, nullptr, a);
+            ASSERT_TRUE(plan.ok()) << plan.status().message();
+            ASSERT_TRUE(kernels::covers(plan.value()));
+            if (!same_as_reference(plan.value(), sweep, kernels::target_name(target))) return;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Runs the plan with the reference once and with the kernels on every target into y of `layout`
 // (8 bytes past its end must stay untouched as well): "" when every target writes the
 // reference's bytes, else the first target that does not.

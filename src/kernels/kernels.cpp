@@ -535,6 +535,8 @@ struct Context {
   // Where the target compiles it (kQuantizesByReciprocal), whether one scale per stretch is applied
   // by its reciprocal with the tie check instead of the division (kernels::quantizes_by_reciprocal).
   bool by_reciprocal = false;
+  // Where QuantizeRun found one (CodeTable): float8 / float4 codes of x's own 16-bit patterns.
+  const uint8_t* code_table = nullptr;
 };
 
 // 32-bit integer scales and zero points hold values float32 cannot; they travel as their int32
@@ -1401,6 +1403,67 @@ HWY_INLINE uint64_t ForEachUniformStretch(const exec::Run& run, uint64_t offset,
   return b;
 }
 
+// --- float8 / float4 codes of a 16-bit quotient by table -------------------------------------
+//
+// From float16 or bfloat16 x in its own precision the quotient is rounded to x's type before it
+// is encoded, so it is one of 65536 bit patterns, and its float8 / float4 code depends on that
+// pattern and on saturate alone, whatever the scale. Where the CPU gathers (AVX-512, as in
+// kernels/look_up.cpp), the pattern indexes a table of those codes, made once per process by the
+// same Encode, instead of Encode's twenty-odd operations per vector: the quantization then costs
+// its division, the rounding to x's type and one gather. Not for a float4 plan that adds a zero
+// point (the sum is rounded again), nor for integer outputs, whose rounding and clamp cost less
+// than a gather.
+#undef QDQ_CODE_GATHER  // per target, as QDQ_F16C
+#if defined(QDQ_F16C) && HWY_TARGET != HWY_AVX2
+#define QDQ_CODE_GATHER 1
+#endif
+
+template <class Output>
+constexpr bool kCodesByTable = false;
+template <const Format& F, bool kAddsZeroPoint>
+constexpr bool kCodesByTable<FloatOutput<F, kAddsZeroPoint>> = F.sign_shift() < 8;
+
+#ifdef QDQ_CODE_GATHER
+// The code of every 16-bit pattern of x's type kX (its float32 value as XInput loads it) in
+// format F; 3 zero bytes past the last entry, which the gathers' 32-bit words read.
+template <ElementType kX, const Format& F>
+std::vector<uint8_t> BuildCodeTable(bool saturate) {
+  const size_t N = hn::Lanes(DF());
+  std::vector<uint16_t> patterns(65536);
+  for (size_t i = 0; i < patterns.size(); ++i) patterns[i] = static_cast<uint16_t>(i);
+  std::vector<uint8_t> table(patterns.size() + 3, 0);
+  for (size_t i = 0; i < patterns.size(); i += N) {
+    StoreLowBytes(Encode<F>(XInput<kX>::Load(patterns.data() + i), saturate), table.data() + i);
+  }
+  return table;
+}
+
+// BuildCodeTable's tables for saturate false and true, made on first use.
+template <ElementType kX, const Format& F>
+const uint8_t* CodeTable(bool saturate) {
+  static const std::vector<uint8_t> tables[2] = {BuildCodeTable<kX, F>(false), BuildCodeTable<kX, F>(true)};
+  return tables[saturate ? 1 : 0].data();
+}
+
+// The codes of a float32 quotient q as RoundOwnPrecisionQuotient<kX, false> rounds it and Encode
+// encodes that: the rounded quotient's 16-bit pattern (float16: F16C's rounding; bfloat16: the
+// same addition as RoundBfloat16QuotientAnyNan, shifted down) as a byte offset into the table.
+// The gathered word's low byte is the code.
+template <ElementType kX>
+HWY_INLINE VI CodesOfQuotientByTable(const uint8_t* table, VF q) {
+  VI pattern;
+  if constexpr (kX == ElementType::kFloat16) {
+    pattern = WidenHalf(ToHalf(q));
+  } else {
+    const DU du;
+    const VU bits = hn::BitCast(du, q);
+    const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+    pattern = hn::BitCast(DI(), hn::ShiftRight<16>(hn::Add(hn::Add(bits, lsb), hn::Set(du, 0x7FFFu))));
+  }
+  return hn::GatherOffset(DI(), reinterpret_cast<const int32_t*>(table), pattern);
+}
+#endif
+
 // The reduction dynamic quantization runs beside a quantize plan (Context::side_stream): only float
 // x has one (int32 x gets a placeholder type that is never stepped).
 template <ElementType kX>
@@ -1480,17 +1543,32 @@ HWY_INLINE VI ZeroPointLanes(const uint8_t* codes, size_t j) {
 // (WalkVectors' loop, one vector a step with its per-vector choices, made per-axis-last Q 1.35x
 // slower than per-tensor in cache).
 template <class Output, ElementType kX, typename Code, bool kRoundQuotient = false, bool kByReciprocal = false,
-          bool kPerElement = false, ZeroPointCodes kZeroPointCodes = ZeroPointCodes::kFloats>
+          bool kPerElement = false, ZeroPointCodes kZeroPointCodes = ZeroPointCodes::kFloats, bool kByTable = false>
 HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, VF s, VF r, VF zp,
                                 const typename Output::Bounds& bounds, VI byte_mask, Code* out,
                                 SideStream<kX>* side, const float* scales = nullptr,
                                 const float* zero_points = nullptr, const uint8_t* zero_point_codes = nullptr) {
+#ifdef QDQ_CODE_GATHER
+  // float16 x in uniform stretches keeps Encode: there the table measured no faster (16M, 2
+  // threads: per-axis-first 2.45-2.68 against 2.52-2.61 ms, blocked-last-32 3.3-3.8 against
+  // 3.0-4.0), its rounding being F16C's two instructions.
+  if constexpr (kRoundQuotient && kCodesByTable<Output> && !kByTable && (kPerElement || kX == ElementType::kBfloat16)) {
+    if (c.code_table != nullptr) {  // the same loop with the table's codes (CodesOfQuotientByTable)
+      QuantizeUniform<Output, kX, Code, true, kByReciprocal, kPerElement, kZeroPointCodes, true>(
+          c, x, count, s, r, zp, bounds, byte_mask, out, side, scales, zero_points, zero_point_codes);
+      return;
+    }
+  }
+#endif
   const size_t N = hn::Lanes(DF());
   auto codes_at = [&](size_t j) HWY_ATTR {
     if constexpr (kByReciprocal) {
       return Output::CodesByReciprocal(XInput<kX>::Load(x + j), s, r, bounds);
     } else if constexpr (kPerElement) {
       VF q = hn::Div(XInput<kX>::Load(x + j), scales != nullptr ? hn::LoadU(DF(), scales + j) : s);
+#ifdef QDQ_CODE_GATHER
+      if constexpr (kByTable) return CodesOfQuotientByTable<kX>(c.code_table, q);
+#endif
       if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
       if constexpr (kZeroPointCodes != ZeroPointCodes::kFloats) {
         return Output::CodesWithZeroPointLanes(c, q, ZeroPointLanes<Output::kSignedCodes, kZeroPointCodes>(zero_point_codes, j));
@@ -1500,6 +1578,9 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
       return Output::Codes(c, q, element_zp, Output::MakeBounds(element_zp));
     } else {
       VF q = hn::Div(XInput<kX>::Load(x + j), s);
+#ifdef QDQ_CODE_GATHER
+      if constexpr (kByTable) return CodesOfQuotientByTable<kX>(c.code_table, q);
+#endif
       if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
       return Output::Codes(c, q, zp, bounds);
     }
@@ -1576,8 +1657,11 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
   const VF s = hn::Set(df, scale);
   if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
     if (c.precision != Precision::kFloat32) {  // x's own type (see QuantizeUniformBlock)
-      QuantizeUniform<Output, kX, Code, true>(c, from, count, RoundToPrecision(c.precision, s), s, zp, bounds, byte_mask,
-                                              to, side);
+      // A scale of x's type is exact in it already; rounding it again per block of 32 was a
+      // sixth of the time (16M blocked-last-32, 2 threads: bfloat16 -> uint8 2.9-3.1 -> 2.6-2.8
+      // ms, -> int4 3.3 -> 2.8; float16 -> int4 2.7 -> 2.2-2.4).
+      const VF divisor = ExactInPrecision(c.scale->type, c.precision) ? s : RoundToPrecision(c.precision, s);
+      QuantizeUniform<Output, kX, Code, true>(c, from, count, divisor, s, zp, bounds, byte_mask, to, side);
       return;
     }
   }
@@ -1727,6 +1811,16 @@ void QuantizePerElementBlock(const Context& c, size_t k, const Operands& o, cons
 
 template <class Output, ElementType kX>
 void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
+#ifdef QDQ_CODE_GATHER
+  if constexpr (kCodesByTable<Output> && (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16)) {
+    if (c.code_table == nullptr && ExactInPrecision(kX, c.precision) && !(Output::kAddsZero && c.apply_zero_point)) {
+      Context with_table = c;
+      with_table.code_table = CodeTable<kX, Output::kFormat>(c.saturate);
+      QuantizeRun<Output, kX>(with_table, run, y);
+      return;
+    }
+  }
+#endif
   using XT = typename XInput<kX>::T;
   using Code = CodeType<Output::kCodeBits>;
   const DF df;
