@@ -1409,7 +1409,7 @@ HWY_INLINE uint64_t ForEachUniformStretch(const exec::Run& run, uint64_t offset,
 // is encoded, so it is one of 65536 bit patterns, and its float8 / float4 code depends on that
 // pattern and on saturate alone, whatever the scale. Where the CPU gathers (AVX-512, as in
 // kernels/look_up.cpp), the pattern indexes a table of those codes, made once per process by the
-// same Encode, instead of Encode's twenty-odd operations per vector: the quantization then costs
+// same Encode, instead of Encode's 14 or more operations per vector: the quantization then costs
 // its division, the rounding to x's type and one gather. Not for a float4 plan that adds a zero
 // point (the sum is rounded again), nor for integer outputs, whose rounding and clamp cost less
 // than a gather.
@@ -1814,7 +1814,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
 #ifdef QDQ_CODE_GATHER
   if constexpr (kCodesByTable<Output> && (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16)) {
     if (c.code_table == nullptr && ExactInPrecision(kX, c.precision) && !(Output::kAddsZero && c.apply_zero_point)) {
-      Context with_table = c;
+      Context with_table = c;  // the callers' context is const; this run reads the table from a copy
       with_table.code_table = CodeTable<kX, Output::kFormat>(c.saturate);
       QuantizeRun<Output, kX>(with_table, run, y);
       return;
