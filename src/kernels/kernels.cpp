@@ -2256,6 +2256,21 @@ void DequantizeWithZeroPointCodes(const typename Input::T* x, const float* scale
   }
 }
 
+// Whether the k values at p are all finite (a block's per-element scales): their magnitudes' bits,
+// as int32, at most the largest finite float's, 0x7F7F'FFFF.
+inline bool AllFinite(const float* p, size_t k) {
+  const DI di;
+  const size_t N = hn::Lanes(di);
+  const auto* bits = reinterpret_cast<const int32_t*>(p);
+  VI largest = hn::Zero(di);
+  size_t i = 0;
+  for (; i + N <= k; i += N) largest = hn::Max(largest, hn::And(hn::LoadU(di, bits + i), hn::Set(di, 0x7FFF'FFFF)));
+  for (; i < k; ++i) {
+    if (!std::isfinite(p[i])) return false;
+  }
+  return hn::AllFalse(di, hn::Gt(largest, hn::Set(di, 0x7F7F'FFFF)));
+}
+
 template <class Input, ElementType kOut>
 void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   using XT = typename Input::T;
@@ -2315,6 +2330,21 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     } else {
       const float* sp = o.scale.values;
       const float* zpp = o.zero_point.values;
+      // bfloat16 outputs from x without NaN or infinite codes (integers, float4e2m1), every scale
+      // of the block finite: no NaN scale, so the product needs no DequantizedProduct select, and
+      // no product is NaN, so bfloat16 rounds without its NaN select (as DequantizeUniform). 16M
+      // per-axis-last, 2 threads: int8 -> bfloat16 1.61-1.64 -> 1.38-1.41 ms, int4 1.95-1.98 ->
+      // 1.70-1.78, float4e2m1 1.84 -> 1.67-1.71. (Other outputs and float8 x measured up to 25%
+      // slower this way, as the compiler laid the loops out, so they keep the loop below.)
+      if constexpr (kOut == ElementType::kBfloat16 && Input::kFiniteValues) {
+        if (sp != nullptr ? AllFinite(sp, k) : std::isfinite(o.scale.constant)) {
+          for (; i + N <= k; i += N) {
+            VF v = Input::Load(x + i);
+            if (subtract) v = hn::Sub(v, zpp ? hn::LoadU(df, zpp + i) : zp_constant);
+            StoreAsOutput<kOut, false>(hn::Mul(v, sp ? hn::LoadU(df, sp + i) : scale_constant), out + i);
+          }
+        }
+      }
       for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zpp ? zpp + i : nullptr, out + i);
       if (i < k) {
         body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
