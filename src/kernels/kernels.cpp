@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/look_up.h"  // kLookUpTablePadding
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/kernels.cpp"
@@ -192,7 +193,8 @@ HWY_INLINE VF RoundToFloat16(VF v) {
 }
 
 // float32 -> bfloat16 bits of a v without NaN lanes: round half to even on the bits (a carry into
-// the exponent gives the next binade or infinity; infinity stays infinity).
+// the exponent gives the next binade or infinity; infinity stays infinity). A NaN lane whose low 16
+// bits are zero stays a NaN with its sign (the addition carries out of none of its bits).
 HWY_INLINE VU Bfloat16BitsOfNonNaN(VF v) {
   const DU du;
   const VU bits = hn::BitCast(du, v);
@@ -1425,13 +1427,14 @@ constexpr bool kCodesByTable<FloatOutput<F, kAddsZeroPoint>> = F.sign_shift() < 
 
 #ifdef QDQ_CODE_GATHER
 // The code of every 16-bit pattern of x's type kX (its float32 value as XInput loads it) in
-// format F; 3 zero bytes past the last entry, which the gathers' 32-bit words read.
+// format F, then the zero bytes the gathers' 32-bit words read past the last entry (as the
+// by-table lookup's: kLookUpTablePadding).
 template <ElementType kX, const Format& F>
 std::vector<uint8_t> BuildCodeTable(bool saturate) {
   const size_t N = hn::Lanes(DF());
   std::vector<uint16_t> patterns(65536);
   for (size_t i = 0; i < patterns.size(); ++i) patterns[i] = static_cast<uint16_t>(i);
-  std::vector<uint8_t> table(patterns.size() + 3, 0);
+  std::vector<uint8_t> table(patterns.size() + kLookUpTablePadding, 0);
   for (size_t i = 0; i < patterns.size(); i += N) {
     StoreLowBytes(Encode<F>(XInput<kX>::Load(patterns.data() + i), saturate), table.data() + i);
   }
@@ -1446,19 +1449,17 @@ const uint8_t* CodeTable(bool saturate) {
 }
 
 // The codes of a float32 quotient q as RoundOwnPrecisionQuotient<kX, false> rounds it and Encode
-// encodes that: the rounded quotient's 16-bit pattern (float16: F16C's rounding; bfloat16: the
-// same addition as RoundBfloat16QuotientAnyNan, shifted down) as a byte offset into the table.
-// The gathered word's low byte is the code.
+// encodes that: the rounded quotient's 16-bit pattern (float16: F16C's rounding; bfloat16:
+// RoundBfloat16QuotientAnyNan's addition, whose quotient NaNs have 16 zero low bits, shifted down
+// by Bfloat16BitsOfNonNaN) as a byte offset into the table. The gathered word's low byte is the
+// code.
 template <ElementType kX>
 HWY_INLINE VI CodesOfQuotientByTable(const uint8_t* table, VF q) {
   VI pattern;
   if constexpr (kX == ElementType::kFloat16) {
     pattern = WidenHalf(ToHalf(q));
   } else {
-    const DU du;
-    const VU bits = hn::BitCast(du, q);
-    const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
-    pattern = hn::BitCast(DI(), hn::ShiftRight<16>(hn::Add(hn::Add(bits, lsb), hn::Set(du, 0x7FFFu))));
+    pattern = hn::BitCast(DI(), Bfloat16BitsOfNonNaN(q));
   }
   return hn::GatherOffset(DI(), reinterpret_cast<const int32_t*>(table), pattern);
 }
