@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -849,6 +850,43 @@ TEST(KernelsOperands, OddAddressedSixteenBitOperandsMatchTheReference) {
                                                      {E::kFloat32, scale_shape, scale.data()}, &zv, a);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     EXPECT_TRUE(same_as_reference(plan.value(), {shape, 1, 128, false}, "odd-addressed 16-bit x and zero point (seed 77)"));
+  }
+}
+
+// float32 per-element scales need not be 4-byte aligned either: DequantizeLinear to bfloat16 reads
+// a block's scales in place to see whether they are all finite, and its scalar tail must not load
+// them as floats (the C ABI fuzzer found that load). Per-axis last (rows of 37, a tail on every
+// vector width) and blocked on the first axis, with and without a zero point, at offsets 1 to 3.
+TEST(KernelsOperands, OddAddressedFloat32ScalesToBfloat16MatchTheReference) {
+  const std::vector<int64_t> shape = {6, 37};
+  std::mt19937 g(20261126);
+  std::vector<uint8_t> x(6 * 37), zero_points(6 * 37);
+  for (uint8_t& b : x) b = static_cast<uint8_t>(g());
+  for (uint8_t& b : zero_points) b = static_cast<uint8_t>(g());
+  for (size_t offset : {1, 2, 3}) {
+    for (const auto& [axis, block_size, scale_shape] :
+         {std::tuple{int64_t{1}, int64_t{0}, std::vector<int64_t>{37}},
+          std::tuple{int64_t{0}, int64_t{4}, std::vector<int64_t>{2, 37}}}) {
+      const uint64_t scales = count_of(scale_shape);
+      std::vector<uint8_t> scale_bytes(4 * scales + offset);
+      for (uint64_t i = 0; i < scales; ++i) {
+        const float value = 0.01f + static_cast<float>(g() % 1000) / 997.0f;
+        std::memcpy(scale_bytes.data() + offset + 4 * i, &value, sizeof value);
+      }
+      for (bool with_zero_point : {false, true}) {
+        DequantizeLinearAttributes a;
+        a.axis = axis;
+        a.block_size = block_size;
+        a.output_dtype = 16;  // bfloat16
+        const TensorView zv{E::kInt8, scale_shape, zero_points.data()};
+        const Result<Plan> plan =
+            plan_dequantize_linear({E::kInt8, shape, x.data()}, {E::kFloat32, scale_shape, scale_bytes.data() + offset},
+                                   with_zero_point ? &zv : nullptr, a);
+        ASSERT_TRUE(plan.ok()) << plan.status().message();
+        EXPECT_TRUE(same_as_reference(plan.value(), {shape, axis, block_size, false},
+                                      "scales at offset " + std::to_string(offset) + " (seed 20261126)"));
+      }
+    }
   }
 }
 

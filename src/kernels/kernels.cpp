@@ -2258,7 +2258,8 @@ void DequantizeWithZeroPointCodes(const typename Input::T* x, const float* scale
 }
 
 // Whether the k values at p are all finite (a block's per-element scales): their magnitudes' bits,
-// as int32, at most the largest finite float's, 0x7F7F'FFFF.
+// as int32, at most the largest finite float's, 0x7F7F'FFFF. p may be the caller's float32 scale
+// tensor at any address (the C ABI takes any pointer), so nothing here loads it as a float.
 inline bool AllFinite(const float* p, size_t k) {
   const DI di;
   const size_t N = hn::Lanes(di);
@@ -2267,7 +2268,9 @@ inline bool AllFinite(const float* p, size_t k) {
   size_t i = 0;
   for (; i + N <= k; i += N) largest = hn::Max(largest, hn::And(hn::LoadU(di, bits + i), hn::Set(di, 0x7FFF'FFFF)));
   for (; i < k; ++i) {
-    if (!std::isfinite(p[i])) return false;
+    float value;
+    std::memcpy(&value, p + i, sizeof value);  // the caller's scale tensor may sit off float's alignment
+    if (!std::isfinite(value)) return false;
   }
   return hn::AllFalse(di, hn::Gt(largest, hn::Set(di, 0x7F7F'FFFF)));
 }
