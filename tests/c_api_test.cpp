@@ -709,6 +709,63 @@ TEST(CApiToolkit, QparamsAndDynamicQuantizeMatchTheCppApi) {
   EXPECT_NE(std::string(qdq_last_error()).find("'options' is NULL"), std::string::npos) << qdq_last_error();
 }
 
+// The C ABI takes tensors at any address: the toolkit reads float32 x one element at a time in
+// its tails (the reduction's, the MX/BFP pass-through of one element), so those reads must not
+// assume float's alignment (UndefinedBehaviorSanitizer stops on them). x, y and the scales at
+// byte offsets 1 to 3 give what they give at aligned addresses; 3 x 37 leaves a tail on every
+// vector width.
+TEST(CApiToolkit, OddAddressedTensorsMatchAligned) {
+  constexpr size_t kCount = 3 * 37;
+  const int64_t x_shape[2] = {3, 37};
+  std::vector<float> values(kCount);
+  for (size_t i = 0; i < kCount; ++i) values[i] = static_cast<float>((i * 53) % 97) / 9.0f - 5.0f;
+  for (size_t offset : {1, 2, 3}) {
+    std::vector<unsigned char> x_bytes(4 * kCount + offset), y_bytes(4 * kCount + offset), scale_bytes(4 * 3 + offset);
+    std::memcpy(x_bytes.data() + offset, values.data(), 4 * kCount);
+    const qdq_tensor odd_x{1, 2, x_shape, x_bytes.data() + offset}, aligned_x{1, 2, x_shape, values.data()};
+    // Per-axis minmax scales (the reduction of each row of 37).
+    qdq_qparams_options o;
+    qdq_qparams_options_init(&o);
+    o.quantized_type = 2;  // UINT8
+    o.granularity = QDQ_PER_AXIS;
+    o.axis = 0;
+    const int64_t scale_shape[1] = {3};
+    float want_scale[3];
+    uint8_t want_zp[3], zp[3];
+    const qdq_mutable_tensor want_st{1, 1, scale_shape, want_scale}, want_zt{2, 1, scale_shape, want_zp};
+    const qdq_mutable_tensor st{1, 1, scale_shape, scale_bytes.data() + offset}, zt{2, 1, scale_shape, zp};
+    ASSERT_EQ(qdq_compute_qparams(&aligned_x, &o, &want_st, &want_zt), QDQ_OK) << qdq_last_error();
+    ASSERT_EQ(qdq_compute_qparams(&odd_x, &o, &st, &zt), QDQ_OK) << qdq_last_error();
+    EXPECT_EQ(std::memcmp(scale_bytes.data() + offset, want_scale, sizeof want_scale), 0) << "offset " << offset;
+    EXPECT_EQ(std::memcmp(zp, want_zp, sizeof zp), 0) << "offset " << offset;
+    // DynamicQuantizeLinear (the per-tensor reduction, then the quantize kernels).
+    uint8_t want_y[kCount], y[kCount];
+    float want_dynamic_scale = 0, dynamic_scale = 0;
+    uint8_t want_dynamic_zp = 0, dynamic_zp = 0;
+    const qdq_mutable_tensor want_yt{2, 2, x_shape, want_y}, yt{2, 2, x_shape, y};
+    ASSERT_EQ(qdq_dynamic_quantize_linear(&aligned_x, &want_yt, &want_dynamic_scale, &want_dynamic_zp), QDQ_OK);
+    ASSERT_EQ(qdq_dynamic_quantize_linear(&odd_x, &yt, &dynamic_scale, &dynamic_zp), QDQ_OK) << qdq_last_error();
+    EXPECT_EQ(dynamic_scale, want_dynamic_scale);
+    EXPECT_EQ(dynamic_zp, want_dynamic_zp);
+    EXPECT_EQ(std::memcmp(y, want_y, sizeof y), 0) << "offset " << offset;
+    // MXQuantizeDequantize over the whole tensor and over one element (passed through).
+    qdq_mx_attributes mx;
+    qdq_mx_attributes_init(&mx);
+    mx.element_dtype = "fp8_e4m3";
+    std::vector<float> want_fake(kCount);
+    const qdq_mutable_tensor want_ft{1, 2, x_shape, want_fake.data()}, ft{1, 2, x_shape, y_bytes.data() + offset};
+    ASSERT_EQ(qdq_mx_quantize_dequantize(&aligned_x, &mx, &want_ft), QDQ_OK) << qdq_last_error();
+    ASSERT_EQ(qdq_mx_quantize_dequantize(&odd_x, &mx, &ft), QDQ_OK) << qdq_last_error();
+    EXPECT_EQ(std::memcmp(y_bytes.data() + offset, want_fake.data(), 4 * kCount), 0) << "offset " << offset;
+    const int64_t one[1] = {1};
+    const qdq_tensor odd_one{1, 1, one, x_bytes.data() + offset};
+    const qdq_mutable_tensor odd_one_y{1, 1, one, y_bytes.data() + offset};
+    mx.axis = 0;
+    ASSERT_EQ(qdq_mx_quantize_dequantize(&odd_one, &mx, &odd_one_y), QDQ_OK) << qdq_last_error();
+    EXPECT_EQ(std::memcmp(y_bytes.data() + offset, &values[0], 4), 0) << "offset " << offset;  // one element: x
+  }
+}
+
 TEST(CApiToolkit, DynamicQuantizeLinear) {
   const float x[4] = {-1.0f, 0.0f, 1.0f, 3.0f};
   const int64_t n[1] = {4};

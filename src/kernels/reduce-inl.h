@@ -59,7 +59,11 @@ HWY_INLINE VF LoadLanes(const void* data, uint64_t i) {
 }
 
 HWY_INLINE float ScalarValue(ElementType x_type, const void* data, uint64_t i) {
-  if (x_type == ElementType::kFloat32) return static_cast<const float*>(data)[i];
+  if (x_type == ElementType::kFloat32) {  // the caller's x may sit off float's alignment (the C ABI)
+    float value;
+    std::memcpy(&value, static_cast<const float*>(data) + i, sizeof value);
+    return value;
+  }
   return static_cast<float>(codec::load_value(data, info(x_type), i));
 }
 

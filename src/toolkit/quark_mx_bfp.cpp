@@ -173,7 +173,10 @@ Status run(const char* op_name, const BlockOp& op, const TensorView& x, const Bl
     const auto* xf = static_cast<const float*>(x.data);
     auto* yf = static_cast<float*>(y.data);
     if (n == 1) {  // Quark passes one-element tensors through (after its bfloat16 rounding)
-      yf[0] = op.bfloat_first ? toolkit::round_to_bfloat16(xf[0]) : xf[0];
+      float value;  // copied: the C ABI's x and y may sit off float's alignment
+      std::memcpy(&value, xf, sizeof value);
+      if (op.bfloat_first) value = toolkit::round_to_bfloat16(value);
+      std::memcpy(yf, &value, sizeof value);
       return {};
     }
     return run_float32(op_name, op, g, xf, yf, n, options);
