@@ -29,14 +29,14 @@ typedef struct qdq_tensor {
   int32_t type;          /* TensorProto code */
   int32_t rank;          /* 0 for a scalar */
   const int64_t* shape;  /* rank entries; may be NULL when rank == 0 */
-  const void* data;
+  const void* data;      /* any address: elements need not sit on their type's alignment */
 } qdq_tensor;
 
 typedef struct qdq_mutable_tensor {
   int32_t type;
   int32_t rank;
   const int64_t* shape;
-  void* data;
+  void* data;            /* any address, as qdq_tensor's */
 } qdq_mutable_tensor;
 
 typedef struct qdq_quantize_attributes {
