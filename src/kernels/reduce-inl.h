@@ -1,5 +1,5 @@
 // The reduction's per-target building blocks, shared by kernels/reduce.cpp (the toolkit's
-// reductions) and kernels/kernels.cpp (dynamic quantization, which reduces the next stretch of x
+// reductions) and kernels/kernels-inl.h (dynamic quantization, which reduces the next stretch of x
 // between the vectors it quantizes: GroupStream below). Highway's per-target include guard: the
 // file is included once for every target that foreach_target.h compiles.
 #if defined(QDQ_KERNELS_REDUCE_INL_H_) == defined(HWY_TARGET_TOGGLE)

@@ -1,0 +1,2475 @@
+// The per-target stages of the Q/DQ kernels and the run templates built on them, shared by the
+// kernels' translation units (Highway's per-target include guard: included once for every target
+// that foreach_target.h compiles):
+//   kernels.cpp                  the per-call set-up (ExecuteRange), the block helpers declared
+//                                below, the range masks
+//   kernels_quantize_integer.cpp QuantizeRun to 8-, 16- and 32-bit integers
+//   kernels_quantize_sub_byte.cpp QuantizeRun to 4- and 2-bit integers
+//   kernels_quantize_float.cpp   QuantizeRun to float8, float4, float16 and bfloat16
+//   kernels_dequantize.cpp       DequantizeRun
+//   kernels_fake_quant.cpp       FakeQuantRun
+// The instantiations are spread over translation units so that a parallel build compiles them side
+// by side: as one file they took 390 of the library's 440 s of compilation in Release (a single
+// core's work), and most of CI's sanitizer build.
+//
+// A run (execute/runs.h) is processed in blocks of kBlock elements through three stages:
+//   load:    x -> float32 lanes (float16/bfloat16/int32 converted exactly, codes decoded)
+//   compute: the reference's arithmetic, lane by lane: IEEE division (never a reciprocal),
+//            rounding to the division precision, round-half-even, clamp, zero point, encode
+//   store:   codes -> y (narrowed, or packed two or four per byte)
+// Every step is exact or rounds exactly where the reference rounds, so the output equals the
+// reference's bit for bit (tests/kernels_test.cpp checks every target).
+#if defined(QDQ_KERNELS_KERNELS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef QDQ_KERNELS_KERNELS_INL_H_
+#undef QDQ_KERNELS_KERNELS_INL_H_
+#else
+#define QDQ_KERNELS_KERNELS_INL_H_
+#endif
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include <hwy/cache_control.h>  // hwy::Prefetch (off x86)
+#include <hwy/highway.h>
+
+#include "execute/runs.h"
+#include "kernels/formats.h"
+#include "kernels/kernels.h"
+#include "kernels/look_up.h"  // kLookUpTablePadding
+#include "kernels/reduce-inl.h"
+#include "reference/reference.h"
+#include "types/codec.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qdq::kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<DF>;
+using DU = hn::RebindToUnsigned<DF>;
+using VF = hn::Vec<DF>;
+using VI = hn::Vec<DI>;
+using VU = hn::Vec<DU>;
+
+constexpr size_t kBlock = 1024;
+constexpr size_t kPadded = kBlock + 64;  // room for a whole vector past the block (AVX-512: 16)
+
+// --- Float codecs in lanes ------------------------------------------------------------------
+
+// Round-to-nearest-even of float32 lanes into format F, returning codes in int32 lanes; the same
+// rules as codec::encode_float (subnormals, overflow policy, NaN and zero spellings).
+// For formats of 8 bits or less only the low byte of a lane is the code (bits 22 and up of a
+// subnormal lane hold the rounding constant's exponent; the stores keep the low byte); float16's
+// codes are whole.
+template <const Format& F>
+HWY_INLINE VI Encode(VF v, bool saturate) {
+  const DF df;
+  const DI di;
+  const DU du;
+  constexpr int m = F.mantissa_bits;
+  constexpr int shift = 23 - m;
+  constexpr int sign_shift = F.sign_shift();
+  constexpr bool kWholeCodes = sign_shift >= 8;
+  constexpr float kLargest = magnitude_value(F, F.max_code);
+  // Saturating: clamping the magnitude to the largest finite value first gives the same code as
+  // rounding and then saturating (everything between the two rounds to it), +inf included.
+  const bool clamps = saturate || F.nan_style == NanStyle::kNone;
+  VF magnitude = hn::Abs(v);
+  if (clamps) magnitude = hn::Min(magnitude, hn::Set(df, kLargest));  // NaN lanes are replaced below
+  const VU abs_bits = hn::BitCast(du, magnitude);
+
+  // Normal range: round the float32 mantissa to m bits on the bit pattern, ties to even (add
+  // 2^(shift-1) - 1 plus the lowest kept bit; a carry moves into the exponent), with the exponent
+  // rebias folded into the same addition. Lanes below the normal range come out negative or
+  // small (the arithmetic shift keeps them so) and are not selected.
+  constexpr uint32_t kRoundAndRebias = (1u << (shift - 1)) - 1u - (static_cast<uint32_t>(127 - F.bias) << 23);
+  const VU lsb = hn::And(hn::ShiftRight<shift>(abs_bits), hn::Set(du, 1u));
+  const VI normal = hn::ShiftRight<shift>(hn::BitCast(di, hn::Add(abs_bits, hn::Add(lsb, hn::Set(du, kRoundAndRebias)))));
+  // Below the smallest normal: adding 1.5 * 2^23 smallest subnormals rounds the magnitude to a
+  // whole number of them, half to even (the FPU's default rounding, as for the division), and
+  // leaves that number in the low mantissa bits; the constant's own mantissa bits below bit 22
+  // are zero.
+  constexpr float kSubnormalMagic = 1.5f * exp2f_exact(23 + 1 - F.bias - m);
+  VI subnormal = hn::BitCast(di, hn::Add(magnitude, hn::Set(df, kSubnormalMagic)));
+  if constexpr (kWholeCodes) subnormal = hn::Sub(subnormal, hn::Set(di, std::bit_cast<int32_t>(kSubnormalMagic)));
+  const auto below_normal = hn::RebindMask(di, hn::Lt(magnitude, hn::Set(df, exp2f_exact(1 - F.bias))));
+  VI magnitude_code = hn::IfThenElse(below_normal, subnormal, normal);
+
+  // Spellings that take the sign like any code. FNUZ's 1000...0 also survives the sign going in,
+  // as its one bit is the sign bit.
+  if (!clamps) {  // past the largest finite code: infinity or NaN
+    constexpr uint32_t kOverflow = F.has_infinity ? low_mask(F.exponent_bits) << m
+                                   : F.nan_style == NanStyle::kAllOnes ? low_mask(sign_shift)
+                                                                        : 1u << sign_shift;
+    magnitude_code = hn::IfThenElse(hn::Gt(normal, hn::Set(di, static_cast<int32_t>(F.max_code))),
+                                    hn::Set(di, static_cast<int32_t>(kOverflow)), magnitude_code);
+  }
+  const auto is_nan = hn::RebindMask(di, hn::IsNaN(v));
+  if constexpr (F.nan_style == NanStyle::kIeee) {  // quiet NaN: all-ones exponent, top mantissa bit
+    VI nan_code = hn::Set(di, static_cast<int32_t>((low_mask(F.exponent_bits) << m) | (1u << (m - 1))));
+    if constexpr (F.keeps_nan_payload) {
+      nan_code = hn::Or(nan_code, hn::BitCast(di, hn::ShiftRight<shift>(hn::And(hn::BitCast(du, v), hn::Set(du, 0x007F'FFFFu)))));
+    }
+    magnitude_code = hn::IfThenElse(is_nan, nan_code, magnitude_code);
+  } else if constexpr (F.nan_style == NanStyle::kAllOnes) {
+    magnitude_code = hn::IfThenElse(is_nan, hn::Set(di, static_cast<int32_t>(low_mask(sign_shift))), magnitude_code);
+  } else if constexpr (F.nan_style == NanStyle::kNegativeZero) {
+    magnitude_code = hn::IfThenElse(is_nan, hn::Set(di, static_cast<int32_t>(1u << sign_shift)), magnitude_code);
+  }
+
+  // The sign: bit 31 moved to the format's sign position.
+  const VU sign_source = hn::ShiftRight<31 - sign_shift>(hn::BitCast(du, v));
+  const VI sign_mask = hn::Set(di, static_cast<int32_t>(1u << sign_shift));
+  VI code;
+  if constexpr (F.has_negative_zero) {
+    code = hn::OrAnd(magnitude_code, hn::BitCast(di, sign_source), sign_mask);
+  } else {
+    // No -0: the sign goes only on magnitudes that round to a nonzero code, those above half the
+    // smallest subnormal (exactly half rounds to 0, the even code).
+    const auto nonzero = hn::RebindMask(di, hn::Gt(magnitude, hn::Set(df, exp2f_exact(-F.bias - m))));
+    code = hn::Or(magnitude_code, hn::IfThenElseZero(nonzero, hn::And(hn::BitCast(di, sign_source), sign_mask)));
+  }
+  if constexpr (F.nan_style == NanStyle::kNone) {  // float4: NaN -> +max, without its sign
+    code = hn::IfThenElse(is_nan, hn::Set(di, static_cast<int32_t>(F.max_code)), code);
+  }
+  return code;
+}
+
+// Codes of format F (in int32 lanes) to float32 values; NaN codes give the quiet NaN with the
+// code's sign, as codec::decode.
+template <const Format& F>
+HWY_INLINE VF Decode(VI code) {
+  const DF df;
+  const DI di;
+  constexpr int m = F.mantissa_bits;
+  constexpr int sign_shift = F.sign_shift();
+  const VI magnitude = hn::And(code, hn::Set(di, static_cast<int32_t>(low_mask(sign_shift))));
+  const VI sign = hn::ShiftLeft<31 - sign_shift>(hn::And(code, hn::Set(di, static_cast<int32_t>(1u << sign_shift))));
+  const VI exponent = hn::ShiftRight<m>(magnitude);
+  const VI mantissa = hn::And(magnitude, hn::Set(di, static_cast<int32_t>(low_mask(m))));
+  const VI normal_bits = hn::Add(hn::ShiftLeft<23 - m>(magnitude), hn::Set(di, (127 - F.bias) << 23));
+  const VF subnormal = hn::Mul(hn::ConvertTo(df, mantissa), hn::Set(df, exp2f_exact(1 - F.bias - m)));
+  VF value = hn::IfThenElse(hn::RebindMask(df, hn::Eq(exponent, hn::Zero(di))), subnormal, hn::BitCast(df, normal_bits));
+  const VF quiet_nan = hn::BitCast(df, hn::Set(di, 0x7FC0'0000));
+  if constexpr (F.nan_style == NanStyle::kIeee) {
+    const auto special = hn::RebindMask(df, hn::Eq(exponent, hn::Set(di, static_cast<int32_t>(low_mask(F.exponent_bits)))));
+    const VF infinity = hn::BitCast(df, hn::Set(di, 0x7F80'0000));
+    VF nan = quiet_nan;
+    if constexpr (F.widening_keeps_nan_payload) {  // payload to float32's top mantissa bits
+      nan = hn::BitCast(df, hn::Or(hn::Set(di, 0x7F80'0000), hn::ShiftLeft<23 - m>(mantissa)));
+    }
+    const VF special_value = hn::IfThenElse(hn::RebindMask(df, hn::Eq(mantissa, hn::Zero(di))), infinity, nan);
+    value = hn::IfThenElse(special, special_value, value);
+  } else if constexpr (F.nan_style == NanStyle::kAllOnes) {
+    value = hn::IfThenElse(hn::RebindMask(df, hn::Eq(magnitude, hn::Set(di, static_cast<int32_t>(low_mask(sign_shift))))),
+                           quiet_nan, value);
+  } else if constexpr (F.nan_style == NanStyle::kNegativeZero) {
+    value = hn::IfThenElse(hn::RebindMask(df, hn::Eq(code, hn::Set(di, static_cast<int32_t>(1u << sign_shift)))),
+                           quiet_nan, value);
+  }
+  return hn::Or(value, hn::BitCast(df, sign));
+}
+
+// float16 through the CPU's F16C conversions where the target has them: they round to nearest
+// even (the immediate selects it, not MXCSR), keep subnormals, overflow to inf and keep a NaN's
+// sign and leading payload bits, quieted: codec::encode_float's float16 rules exactly. Highway
+// 1.0.3 emulates them on older targets by truncating, so those keep the lane codec above.
+#undef QDQ_F16C  // per target: this file is compiled once for each
+#if HWY_TARGET == HWY_AVX2
+#define QDQ_F16C 1
+using HalfBits = __m128i;  // 8 float16 codes
+HWY_INLINE HalfBits ToHalf(VF v) { return _mm256_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+HWY_INLINE VF FromHalf(HalfBits h) { return VF{_mm256_cvtph_ps(h)}; }
+HWY_INLINE HalfBits LoadHalf(const uint16_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+HWY_INLINE void StoreHalf(HalfBits h, uint16_t* p) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), h); }
+HWY_INLINE VI WidenHalf(HalfBits h) { return VI{_mm256_cvtepu16_epi32(h)}; }
+#elif HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+#define QDQ_F16C 1
+using HalfBits = __m256i;  // 16 float16 codes
+HWY_INLINE HalfBits ToHalf(VF v) { return _mm512_cvtps_ph(v.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+HWY_INLINE VF FromHalf(HalfBits h) { return VF{_mm512_cvtph_ps(h)}; }
+HWY_INLINE HalfBits LoadHalf(const uint16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+HWY_INLINE void StoreHalf(HalfBits h, uint16_t* p) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h); }
+HWY_INLINE VI WidenHalf(HalfBits h) { return VI{_mm512_cvtepu16_epi32(h)}; }
+#endif
+
+HWY_INLINE VF RoundToFloat16(VF v) {
+#ifdef QDQ_F16C
+  return FromHalf(ToHalf(v));
+#else
+  return Decode<kFloat16Format>(Encode<kFloat16Format>(v, false));
+#endif
+}
+
+// float32 -> bfloat16 bits of a v without NaN lanes: round half to even on the bits (a carry into
+// the exponent gives the next binade or infinity; infinity stays infinity). A NaN lane whose low 16
+// bits are zero stays a NaN with its sign (the addition carries out of none of its bits).
+HWY_INLINE VU Bfloat16BitsOfNonNaN(VF v) {
+  const DU du;
+  const VU bits = hn::BitCast(du, v);
+  const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  return hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb)));
+}
+
+// float32 -> bfloat16 bits: as above; NaN becomes the canonical quiet NaN with its sign (rounding
+// its bits could carry a NaN into infinity).
+HWY_INLINE VI Bfloat16Bits(VF v) {
+  const DI di;
+  const DU du;
+  const VU bits = hn::BitCast(du, v);
+  const VU nan = hn::Or(hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 0x8000u)), hn::Set(du, 0x7FC0u));
+  return hn::BitCast(di, hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), nan, Bfloat16BitsOfNonNaN(v)));
+}
+HWY_INLINE VF RoundToBfloat16(VF v) {
+  const DF df;
+  return hn::BitCast(df, hn::ShiftLeft<16>(Bfloat16Bits(v)));
+}
+
+// A quotient of two bfloat16 values rounded to bfloat16, for outputs that read no NaN payload.
+// Its NaNs (the division's default NaN 0xFFC0'0000, or an operand's quieted payload) have 16 zero
+// low bits, so adding 0x7FFF + lsb never carries out of one and RoundToBfloat16's NaN select is
+// not needed: a NaN stays a NaN with its sign, though not the canonical one. Integer outputs send
+// every NaN to the lowest code, and float8/float4/bfloat16 encodings keep only NaN-ness and sign.
+HWY_INLINE VF RoundBfloat16QuotientAnyNan(VF q) {
+  const DU du;
+  const VU bits = hn::BitCast(du, q);
+  const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  const VU rounded = hn::And(hn::Add(hn::Add(bits, lsb), hn::Set(du, 0x7FFFu)), hn::Set(du, 0xFFFF'0000u));
+  return hn::BitCast(DF(), rounded);
+}
+
+// A quotient computed in float32 from operands exact in x's own float16 or bfloat16 type, rounded
+// to that type (see QuantizeUniform's kRoundQuotient). kCanonicalNan: the output encodes a NaN's
+// payload (float16 codes), so a NaN must be the canonical one.
+template <ElementType kX, bool kCanonicalNan>
+HWY_INLINE VF RoundOwnPrecisionQuotient(VF q) {
+  if constexpr (kX == ElementType::kFloat16) {
+    return RoundToFloat16(q);
+  } else if constexpr (kCanonicalNan) {
+    return RoundToBfloat16(q);
+  } else {
+    return RoundBfloat16QuotientAnyNan(q);
+  }
+}
+
+// Whether every value of `type` is exact in a float16 / bfloat16 division precision (its own type).
+constexpr bool ExactInPrecision(ElementType type, Precision precision) {
+  return (type == ElementType::kFloat16 && precision == Precision::kFloat16) ||
+         (type == ElementType::kBfloat16 && precision == Precision::kBfloat16);
+}
+
+HWY_INLINE VF RoundToPrecision(Precision precision, VF v) {
+  if (precision == Precision::kFloat16) return RoundToFloat16(v);
+  if (precision == Precision::kBfloat16) return RoundToBfloat16(v);
+  return v;
+}
+
+// --- Loading --------------------------------------------------------------------------------
+
+// 8- and 16-bit codes widened to int32 lanes (sign-extended for signed types).
+template <typename T>
+HWY_INLINE VI LoadWide(const T* p) {
+  const DI di;
+  const hn::Rebind<T, DI> dn;
+  return hn::PromoteTo(di, hn::LoadU(dn, p));
+}
+
+// x loaders: full vectors of float32 values straight from x's storage (exact conversions; int32
+// rounds to nearest even as the reference).
+template <ElementType kX>
+struct XInput;
+template <>
+struct XInput<ElementType::kFloat32> {
+  using T = float;
+  static HWY_INLINE VF Load(const T* p) { return hn::LoadU(DF(), p); }
+};
+template <>
+struct XInput<ElementType::kFloat16> {
+  using T = uint16_t;
+  static HWY_INLINE VF Load(const T* p) {
+#ifdef QDQ_F16C
+    return FromHalf(LoadHalf(p));
+#else
+    return Decode<kFloat16Format>(LoadWide(p));
+#endif
+  }
+};
+template <>
+struct XInput<ElementType::kBfloat16> {
+  using T = uint16_t;
+  static HWY_INLINE VF Load(const T* p) { return hn::BitCast(DF(), hn::ShiftLeft<16>(LoadWide(p))); }
+};
+template <>
+struct XInput<ElementType::kInt32> {
+  using T = int32_t;
+  static HWY_INLINE VF Load(const T* p) { return hn::ConvertTo(DF(), hn::LoadU(DI(), p)); }
+};
+
+// x (float32/float16/bfloat16/int32) or a scale (also e8m0) as float32 values; lanes past k are
+// zero. Every conversion is exact except int32, which rounds to nearest even as the reference.
+// Full vectors of one x type through its loader.
+template <ElementType kX>
+size_t LoadVectors(const void* data, uint64_t index, size_t k, float* out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const auto* p = static_cast<const typename XInput<kX>::T*>(data) + index;
+  size_t i = 0;
+  for (; i + N <= k; i += N) hn::StoreU(XInput<kX>::Load(p + i), df, out + i);
+  return i;
+}
+
+void LoadAsFloat(const ElementTypeInfo& type, const void* data, uint64_t index, size_t k, float* out);  // kernels.cpp
+
+// Codes of a packed (4- or 2-bit) tensor, one per byte. Whole bytes in the middle go through
+// lanes: a byte widened to 16 (4-bit) or 32 (2-bit) bits is spread so that its little-endian
+// bytes are the codes, low bits first.
+void Unpack(const ElementTypeInfo& type, const void* data, uint64_t index, size_t k, uint8_t* codes);  // kernels.cpp
+
+// One code per byte into a packed tensor; partial bytes at either end are read-modify-written,
+// whole bytes in the middle go through lanes (the inverse of Unpack's spreading).
+void Pack(const ElementTypeInfo& type, const uint8_t* codes, size_t k, void* data, uint64_t index);  // kernels.cpp
+
+// Integer codes of type T as float32: whole vectors widened, the rest one by one as T (per-block
+// operands are often fewer than a vector: 8 per 1024 elements for blocks of 128, where the generic
+// codec's decode took 7% of a dynamic int8 quantization). Returns how many it converted (k).
+template <typename T>
+size_t ConvertCodes(const T* codes, size_t k, float* out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + N <= k; i += N) hn::StoreU(hn::ConvertTo(df, LoadWide(codes + i)), df, out + i);
+  for (; i < k; ++i) {
+    T code;  // copied: a caller's 16-bit tensor need not be 2-byte aligned (the C ABI fuzzer's are not)
+    std::memcpy(&code, codes + i, sizeof code);
+    out[i] = static_cast<float>(code);
+  }
+  return i;
+}
+
+// Integer-valued codes (zero points, dequantize x) as float32 values; lanes past k are zero.
+void LoadCodesAsFloat(const ElementTypeInfo& type, const void* data, uint64_t index, size_t k, float* out);  // kernels.cpp
+
+// --- Per-run context ------------------------------------------------------------------------
+
+class StreamWriter;
+
+// A per-element operand that is not stored as float32 (a float16 scale, a uint8 zero point, ...)
+// converted once for a whole run and kept while the runs that follow read the same elements: on
+// the last axis every row of x reads the same per-axis values, which the blocks of each row
+// converted again (Quark's Q float32 -> uint8 per-axis-last with its zero point, 64K in cache:
+// 8.7 us, against 5.5 us for ONNX's cell without one). A run is converted only when the run
+// before it read the same elements, so operands that never repeat (DirectML's full-size ones)
+// keep the per-block conversion in the L1-sized block buffer. And only while a row's per-element
+// operands, as float32, stay within kRowOperandBytes: beyond that the rows read from the cache
+// fall out of L1 and cost more than the conversion saves (16M float32 -> uint8 per-axis-last with a
+// uint8 zero point, 2 threads: rows of 4096, 32 KiB of scale and converted zero point, 2.5-2.8
+// ms cached against 2.1-2.2 ms converted per block; a float16 scale alone, 16 KiB, 0.95-1.04
+// against 1.18-1.26 ms; rows of 256 with the zero point, 1.68-1.76 against 1.94-1.96 ms).
+constexpr uint64_t kRowOperandBytes = 16 * 1024;
+
+class ConvertedOperand {
+ public:
+  // Converted values for tensor elements [first, first + count) of an operand of `type` held in
+  // `view`, or nullptr where the cache does not hold them. `run_first` and `run_count` are the
+  // elements the current run reads; at a run's start (`starts_run`) they are remembered, and
+  // converted when the previous run read the same ones and they are at most `max_elements`.
+  template <class Convert>
+  const float* Find(uint64_t first, size_t count, bool starts_run, uint64_t run_first, uint64_t run_count,
+                    uint64_t max_elements, const Convert& convert) {
+    if (first >= first_ && first + count <= first_ + count_) return values_.data() + (first - first_);
+    if (!starts_run) return nullptr;
+    const bool repeats = run_first == last_run_first_ && run_count == last_run_count_;
+    last_run_first_ = run_first;
+    last_run_count_ = run_count;
+    if (!repeats || run_count > max_elements) return nullptr;
+    values_.resize(run_count + 64);  // + a vector of zeros past the end, as the block buffers have
+    convert(run_first, static_cast<size_t>(run_count), values_.data());
+    std::fill(values_.begin() + static_cast<std::ptrdiff_t>(run_count), values_.end(), 0.0f);
+    first_ = run_first;
+    count_ = run_count;
+    return Find(first, count, false, run_first, run_count, max_elements, convert);
+  }
+
+ private:
+  std::vector<float> values_;
+  uint64_t first_ = 0, count_ = 0;
+  uint64_t last_run_first_ = ~uint64_t{0}, last_run_count_ = 0;
+};
+
+struct Context {
+  const Plan* plan;
+  const ElementTypeInfo* x;
+  const ElementTypeInfo* scale;
+  const ElementTypeInfo* zero_point;  // nullptr when absent
+  const ElementTypeInfo* y;
+  Precision precision;
+  bool saturate;
+  bool apply_zero_point;
+  bool stream_output;  // y (and the mask) are written through these, with non-temporal stores
+  StreamWriter* y_stream;
+  StreamWriter* mask_stream;
+  // 4- and 2-bit tensors: kPacked or kOneCodePerByte (other types: kPacked).
+  SubByteLayout x_layout, y_layout;
+  // Where x and y lie (RangeBuffers): element i at x_data[i - x_first] and y[i - y_first].
+  const void* x_data;
+  uint64_t x_first, y_first;
+  // Range masks (RangeBuffers::range_mask): the quantized type's integer range, or for a float
+  // type the magnitude from which q no longer rounds to a finite code (at exactly the limit it
+  // still does when limit_inside: the largest code is even, so the tie rounds down to it).
+  float range_lowest, range_max, range_limit;
+  bool range_limit_inside;
+  // Fake-quant in lanes: the range mask written beside y (element i at mask[i - y_first]), or null.
+  uint8_t* mask;
+  // RangeBuffers::side_reduction: the GroupStream<x's type> that QuantizeUniform steps, or null.
+  void* side_stream = nullptr;
+  // RangeBuffers::prefetch: the next byte to fetch and the end, advanced by QuantizeUniform.
+  struct PrefetchCursor {
+    const char* next;
+    const char* end;
+  }* prefetch = nullptr;
+  // Per-element scales and zero points converted once per run that repeats (ConvertedOperand).
+  ConvertedOperand* converted_scale = nullptr;
+  ConvertedOperand* converted_zero_point = nullptr;
+  // Where the target compiles it (kQuantizesByReciprocal), whether one scale per stretch is applied
+  // by its reciprocal with the tie check instead of the division (kernels::quantizes_by_reciprocal).
+  bool by_reciprocal = false;
+  // Where QuantizeRun found one (CodeTable): float8 / float4 codes of x's own 16-bit patterns.
+  const uint8_t* code_table = nullptr;
+};
+
+// 32-bit integer scales and zero points hold values float32 cannot; they travel as their int32
+// words (a uint32 as its bit pattern) and the kernels that take them compute in float64 lanes.
+constexpr bool IsWide(const ElementTypeInfo& type) { return type.is_integer() && type.bits == 32; }
+
+// A scale's or zero point's values for one block of a run, as W (float: the value; int32_t: the
+// word): a pointer to per-element values (straight into the tensor where it already holds them,
+// else a filled buffer), a broadcast constant, or one value per block.
+template <typename W>
+struct OperandValues {
+  HWY_ALIGN W buffer[kPadded];
+  const W* values = nullptr;  // nullptr: `constant`, or `block` when per_block
+  W constant = 0;
+  W block[kPadded];  // per_block: entry b is block (first_element_phase + i) / block (padded as buffer)
+};
+
+// float4e2m1's value on its bits, as SubByteCodeValues computes it in lanes below (the codec's
+// decode takes a scalbn, which cost more per call than the 1024 codes it was a table for).
+inline float Float4E2M1Value(uint32_t code) {
+  const uint32_t exponent = (code >> 1) & 3u, m = code & 1u;
+  const uint32_t magnitude = exponent == 0 ? m * 0x3F00'0000u : ((exponent + 126u) << 23) | (m << 22);
+  return std::bit_cast<float>(magnitude | ((code & 8u) << 28));
+}
+
+// float4e2m1 codes (0bSEEM, one per u32 lane) as float32 values on their bits: EE = 0 is M * 0.5
+// (0x3F000000 is 0.5f), else 2^(EE - 1) * (1 + M / 2), whose float32 exponent field is
+// EE - 1 + 127 and mantissa M << 22; the sign moves from bit 3 to bit 31 (code 0b1000 is -0, as
+// the codec decodes it).
+HWY_INLINE VF Float4E2M1Values(VU codes) {
+  const DF df;
+  const DU du;
+  const auto exponent = hn::And(hn::ShiftRight<1>(codes), hn::Set(du, 3u));
+  const auto m = hn::And(codes, hn::Set(du, 1u));
+  const auto normal = hn::Or(hn::ShiftLeft<23>(hn::Add(exponent, hn::Set(du, 126u))), hn::ShiftLeft<22>(m));
+  const auto subnormal = hn::Mul(m, hn::Set(du, 0x3F00'0000u));
+  const auto magnitude = hn::IfThenElse(hn::Eq(exponent, hn::Zero(du)), subnormal, normal);
+  return hn::BitCast(df, hn::Or(magnitude, hn::ShiftLeft<28>(hn::And(codes, hn::Set(du, 8u)))));
+}
+
+// Float4E2M1Values by a lane permutation where a vector is exactly the 16 values (AVX-512: one
+// vpermps) or the 8 magnitudes (the sign then moved from bit 3 to bit 31); other vectors from the
+// bits. Codes are 0..15.
+HWY_INLINE VF Float4E2M1LookedUp(VI codes) {
+  const DF df;
+  const DI di;
+  alignas(64) static constexpr float kValues[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                                    -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+  if constexpr (hn::MaxLanes(df) == 16 && !HWY_HAVE_SCALABLE) {
+    return hn::TableLookupLanes(hn::LoadU(df, kValues), hn::IndicesFromVec(df, codes));
+  } else if constexpr (hn::MaxLanes(df) == 8 && !HWY_HAVE_SCALABLE) {
+    const VF magnitude = hn::TableLookupLanes(hn::LoadU(df, kValues), hn::IndicesFromVec(df, hn::And(codes, hn::Set(di, 7))));
+    return hn::Or(magnitude, hn::BitCast(df, hn::ShiftLeft<28>(hn::And(codes, hn::Set(di, 8)))));
+  } else {
+    return Float4E2M1Values(hn::BitCast(DU(), codes));
+  }
+}
+
+// Vectors of 4- and 2-bit codes, one per u32 lane in element order, and their float32 values.
+// (Fixed-width targets of 4+ lanes: the unpacking halves and quarters the vector. Defined again
+// for each target: this file is compiled once per target.)
+#undef QDQ_VECTOR_SUB_BYTE_CODES
+#if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
+#define QDQ_VECTOR_SUB_BYTE_CODES 1
+// N codes of 4 bits from N / 2 bytes: byte b (0bHHHHLLLL) holds elements 2b (L) and 2b + 1 (H);
+// as one u32 lane, 0x000H'000L is the two u16 lanes [L, H], which widen to u32 lanes in order.
+HWY_INLINE VU UnpackNibbles(const uint8_t* bytes) {
+  const DU du;
+  const hn::Half<DU> dh;
+  const auto b = hn::PromoteTo(dh, hn::LoadU(hn::Rebind<uint8_t, decltype(dh)>(), bytes));
+  const auto pairs = hn::Or(hn::And(b, hn::Set(dh, 0x0Fu)), hn::ShiftLeft<12>(hn::And(b, hn::Set(dh, 0xF0u))));
+  return hn::PromoteTo(du, hn::BitCast(hn::Rebind<uint16_t, DU>(), pairs));
+}
+// N codes of 2 bits from N / 4 bytes: byte b (0bDDCCBBAA) holds elements 4b (A) .. 4b + 3 (D); as
+// one u32 lane, 0x0D0C'0B0A is the four u8 lanes [A, B, C, D], which widen to u32 lanes in order.
+HWY_INLINE VU UnpackCrumbs(const uint8_t* bytes) {
+  const DU du;
+  const hn::Half<hn::Half<DU>> dq;
+  const auto b = hn::PromoteTo(dq, hn::LoadU(hn::Rebind<uint8_t, decltype(dq)>(), bytes));
+  const auto three = hn::Set(dq, 3u);
+  const auto quads = hn::Or(hn::Or(hn::And(b, three), hn::ShiftLeft<6>(hn::And(b, hn::Set(dq, 0x0Cu)))),
+                            hn::Or(hn::ShiftLeft<12>(hn::And(b, hn::Set(dq, 0x30u))), hn::ShiftLeft<18>(hn::And(b, hn::Set(dq, 0xC0u)))));
+  return hn::PromoteTo(du, hn::BitCast(hn::Rebind<uint8_t, DU>(), quads));
+}
+// The values of 4- and 2-bit codes: integers sign-extended as (code ^ s) - s (s the sign bit, or
+// 0 unsigned); float4e2m1 on its bits (Float4E2M1Values).
+HWY_INLINE VF SubByteCodeValues(const ElementTypeInfo& type, VU codes) {
+  const DF df;
+  const DU du;
+  if (type.is_integer()) {
+    const auto s = hn::Set(du, type.is_signed ? 1u << (type.bits - 1) : 0u);
+    return hn::ConvertTo(df, hn::BitCast(DI(), hn::Sub(hn::Xor(codes, s), s)));
+  }
+  return Float4E2M1Values(codes);
+}
+#else
+#define QDQ_VECTOR_SUB_BYTE_CODES 0
+#endif
+
+// 4- and 2-bit codes [index, index + count) as float32 values: per-element and per-block zero
+// points (element e of a packed tensor sits in byte e / per_byte at bit (e % per_byte) * bits, low
+// bits first; one code per byte keeps it in the low bits). Whole vectors of codes are unpacked and
+// valued in lanes (SubByteCodeValues); the codes before and after them take a table of the type's
+// 4 or 16 values, made once per call: integers sign-extended ((code ^ s) - s with s the code's
+// sign bit maps 0b1000 to -8 and 0b0111 to 7), float4e2m1 from its bits (Float4E2M1Value). (float4
+// through the codec per element, with its scalbn, made Q float32 -> float4e2m1 per-axis-last with
+// a zero-point tensor 20x slower than without one: 58 against 3 ms at 16M.)
+inline void LoadSubByteCodesAsFloat(const ElementTypeInfo& type, const void* data, uint64_t index, size_t count,
+                                    float* out, SubByteLayout layout) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  const unsigned bits = static_cast<unsigned>(type.bits);
+  const uint32_t mask = low_mask(type.bits);
+  float values[16];
+  const int32_t sign_bit = type.is_signed ? int32_t{1} << (bits - 1) : 0;
+  for (uint32_t code = 0; code <= mask; ++code) {
+    values[code] = type.is_integer()                       ? static_cast<float>((static_cast<int32_t>(code) ^ sign_bit) - sign_bit)
+                   : type.type == ElementType::kFloat4E2M1 ? Float4E2M1Value(code)
+                                                           : static_cast<float>(codec::decode(type, code));
+  }
+#if QDQ_VECTOR_SUB_BYTE_CODES
+  const DF df;
+  const size_t N = hn::Lanes(df);
+#endif
+  if (layout == SubByteLayout::kOneCodePerByte) {
+    size_t i = 0;
+#if QDQ_VECTOR_SUB_BYTE_CODES
+    const DU du;
+    for (; i + N <= count; i += N) {
+      const VU codes = hn::And(hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), bytes + index + i)), hn::Set(du, mask));
+      hn::StoreU(SubByteCodeValues(type, codes), df, out + i);
+    }
+#endif
+    for (; i < count; ++i) out[i] = values[bytes[index + i] & mask];
+    return;
+  }
+  const unsigned per_byte_log2 = bits == 4 ? 1 : 2;  // 2 or 4 codes per byte
+  const uint64_t in_byte_mask = (uint64_t{1} << per_byte_log2) - 1;
+  auto value_of = [&](uint64_t e) { return values[(bytes[e >> per_byte_log2] >> ((e & in_byte_mask) * bits)) & mask]; };
+  size_t i = 0;
+  for (; i < count && ((index + i) & in_byte_mask) != 0; ++i) out[i] = value_of(index + i);  // to a whole byte
+  const size_t per_byte = size_t{1} << per_byte_log2;
+#if QDQ_VECTOR_SUB_BYTE_CODES
+  for (; i + N <= count; i += N) {  // whole bytes, a vector of codes at a time
+    const uint8_t* from = bytes + ((index + i) >> per_byte_log2);
+    hn::StoreU(SubByteCodeValues(type, bits == 4 ? UnpackNibbles(from) : UnpackCrumbs(from)), df, out + i);
+  }
+#endif
+  for (; i + per_byte <= count; i += per_byte) {  // whole bytes
+    const uint32_t byte = bytes[(index + i) >> per_byte_log2];
+    for (size_t j = 0; j < per_byte; ++j) out[i + j] = values[(byte >> (j * bits)) & mask];
+  }
+  for (; i < count; ++i) out[i] = value_of(index + i);
+}
+
+// `count` contiguous values of a tensor as W, lanes past `count` (up to a vector) zeroed.
+template <typename W>
+void LoadContiguous(const ElementTypeInfo& type, const void* data, uint64_t index, size_t count, W* out,
+                    SubByteLayout layout) {
+  if constexpr (std::is_same_v<W, float>) {
+    if (type.is_packed()) {  // 4- and 2-bit integer and float4 zero points, in either layout
+      LoadSubByteCodesAsFloat(type, data, index, count, out, layout);
+      for (size_t j = count; j < kPadded && j < count + 16; ++j) out[j] = 0.0f;
+    } else if (type.is_integer()) {
+      LoadCodesAsFloat(type, data, index, count, out);
+    } else {
+      LoadAsFloat(type, data, index, count, out);
+    }
+  } else {  // 32-bit words, stored as such
+    std::memcpy(out, static_cast<const W*>(data) + index, count * sizeof(W));
+    for (size_t j = count; j < kPadded && j < count + 16; ++j) out[j] = 0;
+  }
+}
+
+template <typename W>
+W LoadOne(const ElementTypeInfo& type, const void* data, uint64_t index, SubByteLayout layout) {
+  if constexpr (std::is_same_v<W, float>) {
+    return static_cast<float>(codec::load_value(data, type, index, layout));
+  } else {
+    return static_cast<W>(codec::load_code(data, type, index, layout));
+  }
+}
+
+// Where the tensor already stores W (float32 values, 32-bit words), a pointer into it.
+template <typename W>
+const W* DirectValues(const ElementTypeInfo& type, const void* data, uint64_t index) {
+  const bool same = std::is_same_v<W, float> ? type.type == ElementType::kFloat32 : IsWide(type);
+  return same ? static_cast<const W*>(data) + index : nullptr;
+}
+
+// Repeats each block's value over the elements of a run blocked along its innermost axis. Values
+// stored as W (float32 scales, 32-bit words) are read directly: through the codec, one value per
+// block of 32 made DQ int32 -> float32 blocked-32 with an int32 zero point 2.7x slower at 16M
+// (7.1 against 2.6 ms without the zero point).
+template <typename W>
+void FillBlocked(const ElementTypeInfo& type, const void* data, SubByteLayout layout, uint64_t first_index,
+                 const exec::Run& run, uint64_t offset, size_t k, W* out) {
+  const W* direct = DirectValues<W>(type, data, first_index);
+  size_t j = 0;
+  while (j < k) {
+    const uint64_t block = (run.block_phase + offset + j) / run.block;
+    const size_t block_end = static_cast<size_t>(std::min<uint64_t>(k, (block + 1) * run.block - run.block_phase - offset));
+    W value;
+    if (direct != nullptr) {
+      std::memcpy(&value, direct + block, sizeof(W));  // the caller's tensor may sit off W's alignment
+    } else {
+      value = LoadOne<W>(type, data, first_index + block, layout);
+    }
+    std::fill(out + j, out + block_end, value);
+    j = block_end;
+  }
+  for (size_t z = k; z < kPadded && z < k + 16; ++z) out[z] = 0;
+}
+
+// The values of one operand (scale or zero point, starting at tensor element `first_index` for
+// the run's first element) for elements [offset, offset + k) of the run.
+template <typename W>
+void LoadOperand(const ElementTypeInfo& type, const TensorView& view, uint64_t first_index, bool varies,
+                 const exec::Run& run, uint64_t offset, size_t k, bool per_block, OperandValues<W>* o,
+                 ConvertedOperand* converted = nullptr, uint64_t max_converted = 0) {
+  const void* data = view.data;
+  o->values = nullptr;
+  if (per_block) {
+    // The blocks' values are contiguous: one conversion for all of them.
+    const uint64_t first = (run.block_phase + offset) / run.block;
+    const uint64_t last = (run.block_phase + offset + k - 1) / run.block;
+    LoadContiguous(type, data, first_index + first, static_cast<size_t>(last - first + 1), o->block, view.layout);
+  } else if (run.block != 0) {
+    FillBlocked(type, data, view.layout, first_index, run, offset, k, o->buffer);
+    o->values = o->buffer;
+  } else if (varies) {
+    o->values = DirectValues<W>(type, data, first_index + offset);
+    if constexpr (std::is_same_v<W, float>) {
+      if (o->values == nullptr && converted != nullptr) {
+        o->values = converted->Find(first_index + offset, k, offset == 0, first_index, run.count, max_converted,
+                                    [&](uint64_t first, size_t count, float* out) {
+                                      LoadContiguous(type, data, first, count, out, view.layout);
+                                    });
+      }
+    }
+    if (o->values == nullptr) {
+      LoadContiguous(type, data, first_index + offset, k, o->buffer, view.layout);
+      o->values = o->buffer;
+    }
+  } else if (offset == 0) {  // constant over the run: decoded once
+    o->constant = LoadOne<W>(type, data, first_index, view.layout);
+  }
+}
+
+struct Operands {
+  // Blocked along the innermost axis with whole vectors per block: one value per block, broadcast
+  // per vector (never with an int32 scale, nor a quantize's 32-bit zero point: the wide quantize
+  // kernels take those per element).
+  bool per_block = false;
+  OperandValues<float> scale, zero_point;
+  OperandValues<int32_t> wide_scale, wide_zero_point;
+  // Per-element zero points read as codes in the quantize and dequantize loops (LoadOperands'
+  // zero_point_codes, ZeroPointCodesInLoop): the byte of the block's first element, or null.
+  // zero_point.values is then null and the converted buffer unused.
+  const uint8_t* zero_point_codes = nullptr;
+};
+
+// Whether a run's per-element zero points can be read as codes by the quantize loop instead of
+// converted to float32 first: integer codes of 8 or 16 bits, or 4- and 2-bit integer and float4e2m1
+// codes one per byte or packed from a whole byte (the run's first zero point the first code of a
+// byte).
+inline bool ZeroPointCodesInLoop(const Context& c, const exec::Run& run) {
+  if (c.zero_point == nullptr || !run.zero_point_varies || run.block != 0) return false;
+  const ElementTypeInfo& z = *c.zero_point;
+  if (!z.is_integer() && z.type != ElementType::kFloat4E2M1) return false;
+  if (z.bits == 8 || z.bits == 16) return true;
+  if (z.bits != 4 && z.bits != 2) return false;  // 32-bit words: the wide kernels
+  if (c.plan->zero_point.layout == SubByteLayout::kOneCodePerByte) return true;
+  // Unpacked from whole bytes (UnpackNibbles, UnpackCrumbs).
+  return QDQ_VECTOR_SUB_BYTE_CODES && run.zero_point_index % (8 / static_cast<uint64_t>(z.bits)) == 0;
+}
+
+// zero_point_codes: the caller reads per-element zero points as codes where ZeroPointCodesInLoop
+// (Operands::zero_point_codes); every other operand loads as before.
+void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_t k, Operands* o,
+                  bool zero_point_codes = false);  // kernels.cpp
+
+// Copies the last partial vector's operands (elements [i, k)) into zero-padded local arrays, so
+// that the same full-vector code handles the tail without reading past any tensor.
+template <typename T>
+const T* StageTail(const T* source, size_t i, size_t k, T* local) {
+  std::memset(local, 0, 64 * sizeof(T));
+  std::memcpy(local, source + i, (k - i) * sizeof(T));
+  return local;
+}
+
+// Outputs much larger than the caches are written with non-temporal stores: the lines go to
+// memory without first being read into the cache (a normal store's read-for-ownership), which
+// saves a read of every output byte, as memcpy does for large copies. Smaller outputs stay
+// cached for whatever consumes them next.
+constexpr uint64_t kStreamingOutputBytes = uint64_t{16} << 20;
+
+// One task's streamed output, written block by block from local buffers. Whole 64-byte lines go
+// out with non-temporal stores. A block seldom ends on a line boundary (numpy's buffers start 16
+// bytes into one), so the partial line at its end is held here and completed by the next write
+// when that one continues where it stopped: consecutive blocks of a run, and consecutive runs of
+// a task, are contiguous in y. Only a line the task shares with a neighbour or a gap is written
+// with ordinary stores, at Flush. Writing every block's partial lines directly, as qdq did,
+// costs a read-for-ownership that misses the cache, and the streaming stores queued behind it
+// wait for it: with y 16 bytes off a line, one such line per 1024-element block made Q float32 ->
+// uint8 per-tensor at 16M 1.3x slower on AVX-512 (2.2 against 1.7 ms, 2 threads).
+class StreamWriter {
+ public:
+  StreamWriter() = default;
+  StreamWriter(const StreamWriter&) = delete;
+  StreamWriter& operator=(const StreamWriter&) = delete;
+
+  // Copies `bytes` from `local` to `destination`.
+  void Write(const void* local, size_t bytes, void* destination) {
+    const auto* source = static_cast<const uint8_t*>(local);
+    auto* to = static_cast<uint8_t*>(destination);
+    if (line_ != nullptr && to != line_ + end_) Flush();
+    const size_t into_line = reinterpret_cast<uintptr_t>(to) % kLine;
+    if (into_line != 0 && bytes != 0) {  // continue (or begin) the pending partial line
+      if (line_ == nullptr) {
+        line_ = to - into_line;
+        begin_ = end_ = into_line;
+      }
+      const size_t n = std::min(bytes, kLine - into_line);
+      std::memcpy(pending_ + end_, source, n);
+      end_ += n;
+      source += n;
+      to += n;
+      bytes -= n;
+      if (end_ < kLine) return;
+      if (begin_ == 0) {
+        StreamLine(pending_, line_);
+        line_ = nullptr;
+      } else {
+        Flush();  // the line's head belongs to whatever precedes this task's output
+      }
+    }
+    size_t i = 0;
+    for (; i + kLine <= bytes; i += kLine) StreamLine(source + i, to + i);
+    if (i < bytes) {  // the start of a line the next write may complete
+      line_ = to + i;
+      begin_ = 0;
+      end_ = bytes - i;
+      std::memcpy(pending_, source + i, end_);
+    }
+  }
+
+  // Writes the pending partial line with ordinary stores.
+  void Flush() {
+    if (line_ != nullptr) std::memcpy(line_ + begin_, pending_ + begin_, end_ - begin_);
+    line_ = nullptr;
+  }
+
+ private:
+  static constexpr size_t kLine = 64;
+
+  static void StreamLine(const uint8_t* source, uint8_t* line) {
+    const hn::ScalableTag<uint8_t> d8;
+    const size_t N = hn::Lanes(d8);
+    for (size_t j = 0; j < kLine; j += N) hn::Stream(hn::LoadU(d8, source + j), d8, line + j);
+  }
+
+  HWY_ALIGN uint8_t pending_[kLine];  // bytes [begin_, end_) of the line at line_
+  uint8_t* line_ = nullptr;           // the pending line's address (line-aligned), or null
+  size_t begin_ = 0, end_ = 0;
+};
+
+// --- Quantize -------------------------------------------------------------------------------
+
+// Integer outputs: clamp(round_half_even(q) + zp) with NaN -> lowest, as codes of `bits` bits.
+// The clamp happens before rounding and before the zero point, in float32, against lowest - zp
+// and max - zp (integers, exact in float32): rounding is monotonic and the bounds are integers, so
+// this equals clamping afterwards. The clamped value is below 2^22 in magnitude, so adding
+// 1.5 * 2^23 rounds it half-to-even to an integer held in the low mantissa bits (the FPU's
+// default rounding, as for the division); one integer subtraction of (that bias - zp) then gives
+// round(q) + zp. The codes are left in two's complement; the stores keep the low bits.
+template <int kBits, bool kSigned>
+struct IntegerOutput {
+  static constexpr bool kIsInteger = true;
+  static constexpr bool kWide = false;
+  static constexpr bool kSignedCodes = kSigned;
+  static constexpr int kCodeBits = kBits;
+  static constexpr float kLowest = kSigned ? -static_cast<float>(1 << (kBits - 1)) : 0.0f;
+  static constexpr float kMax = kSigned ? static_cast<float>((1 << (kBits - 1)) - 1) : static_cast<float>((1 << kBits) - 1);
+  static constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23, bits 0x4B40'0000
+
+  // Per-zero-point constants, hoisted out of the loop when the zero point is constant.
+  struct Bounds {
+    VF lo, hi;
+    VI bias;
+  };
+  static HWY_INLINE Bounds MakeBounds(VF zp) {
+    const DF df;
+    const DI di;
+    return {hn::Sub(hn::Set(df, kLowest), zp), hn::Sub(hn::Set(df, kMax), zp),
+            hn::Sub(hn::Set(di, 0x4B40'0000), hn::ConvertTo(di, zp))};
+  }
+  static HWY_INLINE VF Clamped(VF q, const Bounds& b) {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+    // maxps returns its second operand when either is NaN: NaN becomes lo here.
+    return hn::Min(hn::Max(q, b.lo), b.hi);
+#else
+    return hn::IfThenElse(hn::IsNaN(q), b.lo, hn::Min(hn::Max(q, b.lo), b.hi));
+#endif
+  }
+  static HWY_INLINE VI Codes(const Context&, VF q, VF, const Bounds& b) {
+    const DF df;
+    const DI di;
+    return hn::Sub(hn::BitCast(di, hn::Add(Clamped(q, b), hn::Set(df, kMagic))), b.bias);
+  }
+  // Codes of x / s computed as x * r, r = RN(1 / s) a normal float32, exact where it is safe and
+  // through the division where it might not be (the proof is in docs/semantics.md, "Division by
+  // multiplication where it is provably the same"): q0 = RN(x * r) lies within 2^-22 |q0| of
+  // Q = RN(x / s), so where the clamped q0 is further than that from every half-integer, Q clamps
+  // and rounds to the same integer. The test |t| + 2^-22 |q0| < 0.5, t = q0 - round(q0) (exact),
+  // is evaluated with one FMA, whose rounding can only turn a true "less" into "not less" (0.5 is
+  // a float): such lanes take the division. Out of range, q0 clamps to a bound b and Q to within
+  // 2^-22 |b| < 0.5 of it (|b| <= 2^17 for these types). NaN x: both clamp to lo (maxps).
+  static HWY_INLINE VI CodesByReciprocal(VF x, VF s, VF r, const Bounds& b) {
+    const DI di;
+    const VF magic = hn::Set(DF(), kMagic);
+    hn::Mask<DF> safe;
+    const VF shifted = ShiftedByReciprocal(x, r, b, &safe);
+    if (HWY_LIKELY(hn::AllTrue(DF(), safe))) return hn::Sub(hn::BitCast(di, shifted), b.bias);
+    const VF divided = hn::Add(Clamped(hn::Div(x, s), b), magic);
+    return hn::Sub(hn::BitCast(di, hn::IfThenElse(safe, shifted, divided)), b.bias);
+  }
+  // Codes with a zero point per lane given as int32 lanes (per-element zero points read as codes,
+  // ZeroPointLanes): q clamped to +-2^21 (NaN to -2^21: maxps returns its second operand), rounded
+  // half to even by the 1.5 * 2^23 addition, the zero point added in int32 and the sum clamped to
+  // [lowest, max]. Rounding is monotonic and the bounds are integers, so this equals Codes' clamp
+  // against lowest - zp and max - zp first; |round(q) + zp| stays far inside int32, and a q
+  // beyond +-2^21 lies beyond every bound with any zero point of these types.
+  static HWY_INLINE VI CodesWithZeroPointLanes(const Context&, VF q, VI zp) {
+    const DF df;
+    const DI di;
+    const VF limit = hn::Set(df, 0x1p21f);
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+    const VF clamped = hn::Min(hn::Max(q, hn::Neg(limit)), limit);
+#else
+    const VF clamped = hn::IfThenElse(hn::IsNaN(q), hn::Neg(limit), hn::Min(hn::Max(q, hn::Neg(limit)), limit));
+#endif
+    const VI rounded = hn::Sub(hn::BitCast(di, hn::Add(clamped, hn::Set(df, kMagic))), hn::Set(di, 0x4B40'0000));
+    return hn::Min(hn::Max(hn::Add(rounded, zp), hn::Set(di, static_cast<int32_t>(kLowest))),
+                   hn::Set(di, static_cast<int32_t>(kMax)));
+  }
+  // The code minus its zero point as a float32 value, which is what DequantizeLinear reads back
+  // from it (f32(code - zp), exact for these integers): round_half_even of the clamped quotient,
+  // by the same 1.5 * 2^23 addition, subtracted again. A zero comes out +0, as code - zp does.
+  static HWY_INLINE VF ValueMinusZeroPoint(VF q, const Bounds& b) {
+    const VF magic = hn::Set(DF(), kMagic);
+    return hn::Sub(hn::Add(Clamped(q, b), magic), magic);
+  }
+  // ValueMinusZeroPoint of x / s from x * r, with CodesByReciprocal's check (fused fake-quant).
+  static HWY_INLINE VF ValueMinusZeroPointByReciprocal(VF x, VF s, VF r, const Bounds& b) {
+    const VF magic = hn::Set(DF(), kMagic);
+    hn::Mask<DF> safe;
+    const VF rounded = hn::Sub(ShiftedByReciprocal(x, r, b, &safe), magic);
+    if (HWY_LIKELY(hn::AllTrue(DF(), safe))) return rounded;
+    return hn::IfThenElse(safe, rounded, ValueMinusZeroPoint(hn::Div(x, s), b));
+  }
+
+ private:
+  // round_half_even(clamp(x * r)) + 1.5 * 2^23, and in *safe the lanes where that rounds as the
+  // division would (the test CodesByReciprocal describes).
+  static HWY_INLINE VF ShiftedByReciprocal(VF x, VF r, const Bounds& b, hn::Mask<DF>* safe) {
+    const DF df;
+    const VF magic = hn::Set(df, kMagic);
+    const VF clamped = Clamped(hn::Mul(x, r), b);
+    const VF shifted = hn::Add(clamped, magic);
+    const VF t = hn::Sub(clamped, hn::Sub(shifted, magic));
+    *safe = hn::Lt(hn::MulAdd(hn::Abs(clamped), hn::Set(df, 0x1p-22f), hn::Abs(t)), hn::Set(df, 0.5f));
+    return shifted;
+  }
+};
+
+// Float8 outputs: encode q (the zero point is 0 and not added); float4 and Quark's float16 and
+// bfloat16: q + zp in float32, then encode (saturating for Quark, as planned).
+template <const Format& F, bool kAddsZeroPoint>
+struct FloatOutput {
+  static constexpr bool kIsInteger = false;
+  static constexpr bool kWide = false;
+  static constexpr bool kSignedCodes = false;
+  static constexpr int kCodeBits = F.sign_shift() + 1;
+  static constexpr const Format& kFormat = F;
+  static constexpr bool kAddsZero = kAddsZeroPoint;
+  struct Bounds {};
+  static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
+  static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
+    if constexpr (kAddsZeroPoint) {
+      // NaN + NaN: q's NaN, written out as the reference does (an addition may be commuted). A
+      // format that keeps no payload encodes every NaN alike: the plain sum does.
+      if (c.apply_zero_point) q = F.keeps_nan_payload ? hn::IfThenElse(hn::IsNaN(q), q, hn::Add(q, zp)) : hn::Add(q, zp);
+    }
+#ifdef QDQ_F16C
+    // (Compared by fields: an address comparison is not a constant expression under the sanitizers.)
+    if constexpr (F.exponent_bits == kFloat16Format.exponent_bits && F.mantissa_bits == kFloat16Format.mantissa_bits &&
+                  F.bias == kFloat16Format.bias) {
+      if (c.saturate) {  // to +-65504 first, as Encode's clamp; NaN kept
+        const VF largest = hn::Set(DF(), 65504.0f);
+        q = hn::IfThenElse(hn::IsNaN(q), q, hn::Min(hn::Max(q, hn::Neg(largest)), largest));
+      }
+      return WidenHalf(ToHalf(q));
+    }
+#endif
+    return Encode<F>(q, c.saturate);
+  }
+  // float4e2m1 with its per-element zero points read as codes (ZeroPointLanes, 0bSEEM per lane).
+  static HWY_INLINE VI CodesWithZeroPointLanes(const Context& c, VF q, VI zero_point_codes) {
+    static_assert(F.exponent_bits == 2 && F.mantissa_bits == 1, "float4e2m1 zero points only");
+    return Codes(c, q, Float4E2M1LookedUp(zero_point_codes), {});
+  }
+};
+
+// Whether an output's codes carry a NaN's payload (float16: narrowing keeps its leading bits);
+// every other output reads only NaN-ness and sign.
+template <class Output>
+constexpr bool kEncodesNanPayload = false;
+template <const Format& F, bool kAddsZeroPoint>
+constexpr bool kEncodesNanPayload<FloatOutput<F, kAddsZeroPoint>> = F.keeps_nan_payload;
+
+// --- Range masks (fake quantization's straight-through mask) -----------------------------------
+
+// 1 in a code lane where the quotient q (as the quantize pipeline computed it) falls inside the
+// output type's range before any clamp, else 0; NaN is outside (every comparison with it fails).
+// Integer types: lowest <= round_half_even(q) + zp <= max, compared as round(q) against
+// [lowest - zp, max - zp] (integers, exact in float32).
+struct IntegerRangeMask {
+  static constexpr bool kIsInteger = true;
+  static constexpr bool kWide = false;
+  static constexpr bool kSignedCodes = false;
+  static constexpr int kCodeBits = 8;
+  struct Bounds {};
+  static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
+  static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
+    const DF df;
+    const DI di;
+    const VF r = hn::Round(q);  // ties to even, as the quantize rounding
+    const auto inside = hn::And(hn::Ge(r, hn::Sub(hn::Set(df, c.range_lowest), zp)),
+                                hn::Le(r, hn::Sub(hn::Set(df, c.range_max), zp)));
+    return hn::IfThenElseZero(hn::RebindMask(di, inside), hn::Set(di, 1));
+  }
+};
+
+// Float types: q (plus the zero point where the plan adds it) rounds to a finite code, i.e. its
+// magnitude is below the midpoint between the largest finite value and the next binade step.
+struct FloatRangeMask {
+  static constexpr bool kIsInteger = false;
+  static constexpr bool kWide = false;
+  static constexpr bool kSignedCodes = false;
+  static constexpr int kCodeBits = 8;
+  struct Bounds {};
+  static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
+  static HWY_INLINE VI Codes(const Context& c, VF q, VF zp, const Bounds&) {
+    const DF df;
+    const DI di;
+    if (c.apply_zero_point) q = hn::Add(q, zp);
+    const VF magnitude = hn::Abs(q);
+    const VF limit = hn::Set(df, c.range_limit);
+    auto inside = hn::Lt(magnitude, limit);
+    if (c.range_limit_inside) inside = hn::Or(inside, hn::Eq(magnitude, limit));
+    return hn::IfThenElseZero(hn::RebindMask(di, inside), hn::Set(di, 1));
+  }
+};
+
+// --- float64 lanes: 32-bit integers and QuantizeLinear's float64 precision ----------------------
+
+using DD = hn::Repartition<double, DF>;  // half as many lanes as DF
+using VD = hn::Vec<DD>;
+using DFD = hn::Rebind<float, DD>;    // float32 lanes, as many as DD's
+using DID = hn::Rebind<int32_t, DD>;  // int32 lanes, as many as DD's
+
+// The words of a 32-bit integer type as float64 values, exactly.
+template <bool kSigned>
+HWY_INLINE VD WordsToDouble(hn::Vec<DID> words) {
+  const DD dd;
+  if constexpr (kSigned) {
+    return hn::PromoteTo(dd, words);
+  } else {  // uint32: flipping the top bit gives the value minus 2^31 as an int32
+    const DID di;
+    return hn::Add(hn::PromoteTo(dd, hn::Xor(words, hn::Set(di, static_cast<int32_t>(0x8000'0000u)))),
+                   hn::Set(dd, 2147483648.0));
+  }
+}
+
+// Integer-valued float64 values within the type's range as its words.
+template <bool kSigned>
+HWY_INLINE hn::Vec<DID> DoubleToWords(VD v) {
+  const DID di;
+  if constexpr (kSigned) {
+    return hn::DemoteTo(di, v);
+  } else {
+    const DD dd;
+    return hn::Xor(hn::DemoteTo(di, hn::Sub(v, hn::Set(dd, 2147483648.0))), hn::Set(di, static_cast<int32_t>(0x8000'0000u)));
+  }
+}
+
+// Per-element 32-bit words of an operand at elements [i, i + lanes): its values, or the constant.
+HWY_INLINE hn::Vec<DID> OperandWords(const OperandValues<int32_t>& o, size_t i) {
+  const DID di;
+  return o.values ? hn::LoadU(di, o.values + i) : hn::Set(di, o.constant);
+}
+
+// Int32 and uint32 outputs (Quark): clamp(round_half_even(q) + zp) with NaN -> lowest. The float32
+// pipeline leaves q itself (its bits) in the code buffer; FinishWide then rounds q exactly in
+// float64, adds the zero point (exact below 2^53; a sum beyond that is far out of range and
+// saturates the same), clamps and writes the words.
+template <bool kSigned>
+struct WideIntegerOutput {
+  static constexpr bool kIsInteger = true;
+  static constexpr bool kWide = true;
+  static constexpr bool kSignedCodes = kSigned;
+  static constexpr int kCodeBits = 32;
+  struct Bounds {};
+  static HWY_INLINE Bounds MakeBounds(VF) { return {}; }
+  static HWY_INLINE VI Codes(const Context&, VF q, VF, const Bounds&) { return hn::BitCast(DI(), q); }
+
+  // In place over `words` (a padded block buffer holding k quotients).
+  static void FinishWide(const OperandValues<int32_t>& zp, bool add_zero_point, size_t k, int32_t* words) {
+    const DD dd;
+    const DFD df32;
+    const DID di;
+    const VD lowest = hn::Set(dd, kSigned ? -2147483648.0 : 0.0);
+    const VD highest = hn::Set(dd, kSigned ? 2147483647.0 : 4294967295.0);
+    HWY_ALIGN int32_t zp_tail[64];
+    for (size_t i = 0; i < k; i += hn::Lanes(dd)) {
+      VD v = hn::Round(hn::PromoteTo(dd, hn::LoadU(df32, reinterpret_cast<const float*>(words + i))));
+      if (add_zero_point) {
+        const bool tail = zp.values && i + hn::Lanes(dd) > k;
+        v = hn::Add(v, WordsToDouble<kSigned>(tail ? hn::LoadU(di, StageTail(zp.values, i, k, zp_tail))
+                                                   : OperandWords(zp, i)));
+      }
+      const VD clamped = hn::IfThenElse(hn::IsNaN(v), lowest, hn::Min(hn::Max(v, lowest), highest));
+      hn::StoreU(DoubleToWords<kSigned>(clamped), di, words + i);
+    }
+  }
+};
+
+// QuantizeLinear with an int32 scale divides in float64 (docs/semantics.md). This stage leaves in
+// `out` float32 values that the float32 stages then finish exactly as the reference would have
+// finished the float64 quotient q = x / s:
+//   integer outputs: round_half_even(clamp(q, -2^20, 2^20)). The later clamp to
+//     [lowest - zp, max - zp] (integers within +-2^17) and rounding commute with these, and the
+//     value is an integer that float32 holds exactly;
+//   float outputs: f32(q + zp) with the zero point where it is added (float4), in float64 as the
+//     reference; the float stage then adds -0, which changes no value.
+template <ElementType kX, bool kIntegerOutput>
+void StageFloat64Quotients(const Context& c, uint64_t at, size_t k, const Operands& o, float* x_values, float* out) {
+  const DD dd;
+  const DFD df32;
+  const DID di;
+  const size_t n = hn::Lanes(dd);
+  const int32_t* x_words = nullptr;
+  if constexpr (kX == ElementType::kInt32) {
+    x_words = static_cast<const int32_t*>(c.x_data) + (at - c.x_first);  // int32 x is exact in float64
+  } else {
+    LoadAsFloat(*c.x, c.x_data, at - c.x_first, k, x_values);  // float x is exact in float32
+  }
+  const bool add_zero_point = !kIntegerOutput && c.apply_zero_point;
+  HWY_ALIGN int32_t x_tail[64];
+  HWY_ALIGN int32_t scale_tail[64];
+  HWY_ALIGN float zp_tail[64];
+  for (size_t i = 0; i < k; i += n) {
+    const bool tail = i + n > k;
+    VD xv;
+    if constexpr (kX == ElementType::kInt32) {
+      xv = hn::PromoteTo(dd, hn::LoadU(di, tail ? StageTail(x_words, i, k, x_tail) : x_words + i));
+    } else {
+      xv = hn::PromoteTo(dd, hn::LoadU(df32, x_values + i));
+    }
+    const hn::Vec<DID> scale_words =
+        tail && o.wide_scale.values ? hn::LoadU(di, StageTail(o.wide_scale.values, i, k, scale_tail)) : OperandWords(o.wide_scale, i);
+    VD q = hn::Div(xv, WordsToDouble<true>(scale_words));
+    if constexpr (kIntegerOutput) {
+      const VD bound = hn::Set(dd, 1048576.0);  // 2^20
+      q = hn::IfThenElse(hn::IsNaN(q), q, hn::Round(hn::Min(hn::Max(q, hn::Neg(bound)), bound)));
+    } else if (add_zero_point) {
+      const float* zpp = o.zero_point.values;
+      const hn::Vec<DFD> zp = zpp ? hn::LoadU(df32, tail ? StageTail(zpp, i, k, zp_tail) : zpp + i)
+                                  : hn::Set(df32, o.zero_point.constant);
+      q = hn::Add(q, hn::PromoteTo(dd, zp));
+    }
+    hn::StoreU(hn::DemoteTo(df32, q), df32, out + i);
+  }
+}
+
+// Stores the low byte of each lane (the code; sub-byte types are masked again when packed).
+HWY_INLINE void StoreLowBytes(VI code, uint8_t* destination) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // One truncating narrow (vpmovdb) instead of Highway's mask, byte shuffle and lane permute.
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(destination), _mm512_cvtepi32_epi8(code.raw));
+#else
+  // Masked first because U8FromU32 saturates on some targets.
+  const VU low_byte = hn::And(hn::BitCast(DU(), code), hn::Set(DU(), 0xFFu));
+  hn::StoreU(hn::U8FromU32(low_byte), hn::Rebind<uint8_t, DI>(), destination);
+#endif
+}
+
+// Four vectors of codes, each lane's low byte kept, to 4 * lanes consecutive bytes. On AVX2 two
+// saturating packs and one lane permute replace four byte shuffles, extracts and 8-byte stores:
+// the lanes are masked to 0..255 first, so neither pack saturates.
+HWY_INLINE void StoreLowBytes4(VI c0, VI c1, VI c2, VI c3, VI byte_mask, uint8_t* destination) {
+  c0 = hn::And(c0, byte_mask);
+  c1 = hn::And(c1, byte_mask);
+  c2 = hn::And(c2, byte_mask);
+  c3 = hn::And(c3, byte_mask);
+#if HWY_TARGET == HWY_AVX2
+  // packs_epi32 and packus_epi16 work within 128-bit halves: the bytes come out as dwords
+  // 0,4,1,5,2,6,3,7 of the wanted order, which the permute undoes.
+  const __m256i words01 = _mm256_packs_epi32(c0.raw, c1.raw);
+  const __m256i words23 = _mm256_packs_epi32(c2.raw, c3.raw);
+  const __m256i bytes = _mm256_packus_epi16(words01, words23);
+  const __m256i ordered = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination), ordered);
+#else
+  const size_t N = hn::Lanes(DI());
+  StoreLowBytes(c0, destination);
+  StoreLowBytes(c1, destination + N);
+  StoreLowBytes(c2, destination + 2 * N);
+  StoreLowBytes(c3, destination + 3 * N);
+#endif
+}
+
+// Output codes: 8-bit lanes for 8 bits and less, 16-bit lanes to 16 bits, else 32-bit words.
+template <int kCodeBits>
+using CodeType = std::conditional_t<(kCodeBits <= 8), uint8_t, std::conditional_t<(kCodeBits <= 16), uint16_t, int32_t>>;
+
+// One vector of codes (in int32 lanes) to the output's code lanes.
+template <class Output, typename Code>
+HWY_INLINE void StoreCodes(VI code, Code* destination) {
+  if constexpr (sizeof(Code) == 1) {
+    StoreLowBytes(code, destination);
+  } else if constexpr (sizeof(Code) == 4) {
+    hn::StoreU(code, DI(), destination);
+  } else if constexpr (Output::kIsInteger && Output::kSignedCodes) {
+    const hn::Rebind<int16_t, DI> d16;  // in range, so the saturating demotion is exact
+    hn::StoreU(hn::DemoteTo(d16, code), d16, reinterpret_cast<int16_t*>(destination));
+  } else {
+    const hn::Rebind<uint16_t, DI> d16;  // codes 0..0xFFFF: the unsigned demotion is exact
+    hn::StoreU(hn::DemoteTo(d16, code), d16, destination);
+  }
+}
+
+// One block's vectors in order: compute(xp, s, per_vector_scale, zp, bounds, destination, i) on
+// whole vectors of x (from element i of the block) with their scale (a block's value, one per element, or `scale_constant` itself,
+// which callers may have prepared: per_vector_scale is false then) and their zero point with the
+// bounds derived from it. A partial last vector goes through zero-padded copies, so that nothing
+// is read past a tensor, and its k - i results are copied to out + i.
+template <class Output, typename XT, typename T, class Compute>
+HWY_INLINE void WalkVectors(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
+                            const XT* x, VF scale_constant, VF zp_constant,
+                            const typename Output::Bounds& bounds_constant, T* out, const Compute& compute) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  HWY_ALIGN XT x_tail[64];
+  HWY_ALIGN float scale_tail[64];
+  HWY_ALIGN float zp_tail[64];
+  HWY_ALIGN T out_tail[64];
+  size_t i = 0;
+  if (o.per_block) {
+    const bool has_zp = c.zero_point != nullptr;
+    // Block b of this stretch and the position in it, stepped per vector (no division).
+    uint64_t b = 0;
+    uint64_t position = (run.block_phase + offset) % run.block;
+    for (; i + N <= k; i += N) {
+      const VF s = hn::Set(df, o.scale.block[b]);
+      const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+      compute(x + i, s, true, zp, has_zp ? Output::MakeBounds(zp) : bounds_constant, out + i, i);
+      position += N;
+      if (position == run.block) {
+        position = 0;
+        ++b;
+      }
+    }
+    // Whole vectors per block and k a multiple of the lanes unless the run ends here.
+    if (i < k) {
+      const VF zp = has_zp ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+      compute(StageTail(x, i, k, x_tail), hn::Set(df, o.scale.block[b]), true, zp,
+              has_zp ? Output::MakeBounds(zp) : bounds_constant, out_tail, i);
+      std::memcpy(out + i, out_tail, (k - i) * sizeof(T));
+    }
+    return;
+  }
+  auto body = [&](const XT* xp, const float* sp, const float* zpp, T* destination) HWY_ATTR {
+    const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
+    if (zpp) {
+      const VF zp = hn::LoadU(df, zpp);
+      compute(xp, s, sp != nullptr, zp, Output::MakeBounds(zp), destination, i);
+    } else {
+      compute(xp, s, sp != nullptr, zp_constant, bounds_constant, destination, i);
+    }
+  };
+  const float* sp = o.scale.values;
+  const float* zpp = o.zero_point.values;
+  for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zpp ? zpp + i : nullptr, out + i);
+  if (i < k) {
+    body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
+         zpp ? StageTail(zpp, i, k, zp_tail) : nullptr, out_tail);
+    std::memcpy(out + i, out_tail, (k - i) * sizeof(T));
+  }
+}
+
+// Visits the whole vectors [0, whole) of a block of a run in stretches of equal operands:
+// visit(b, i, count) for elements [i, i + count) of the stretch's block b (0 and the whole range
+// when the operands are constant; with per_block, one stretch per whole-vector block or part of
+// one). Returns the block of element `whole`, where a partial last vector lies. One call site, so
+// that GCC inlines the visitor.
+template <class Visit>
+HWY_INLINE uint64_t ForEachUniformStretch(const exec::Run& run, uint64_t offset, size_t whole, bool per_block,
+                                          const Visit& visit) {
+  const uint64_t stretch = per_block ? run.block : std::numeric_limits<uint64_t>::max();
+  uint64_t position = per_block ? (run.block_phase + offset) % run.block : 0;
+  uint64_t b = 0;
+  for (size_t i = 0; i < whole;) {
+    const size_t count = static_cast<size_t>(std::min<uint64_t>(whole - i, stretch - position));
+    visit(b, i, count);
+    i += count;
+    position += count;
+    if (position == stretch) {
+      position = 0;
+      ++b;
+    }
+  }
+  return b;
+}
+
+// --- float8 / float4 codes of a 16-bit quotient by table -------------------------------------
+//
+// From float16 or bfloat16 x in its own precision the quotient is rounded to x's type before it
+// is encoded, so it is one of 65536 bit patterns, and its float8 / float4 code depends on that
+// pattern and on saturate alone, whatever the scale. Where the CPU gathers (AVX-512, as in
+// kernels/look_up.cpp), the pattern indexes a table of those codes, made once per process by the
+// same Encode, instead of Encode's 14 or more operations per vector: the quantization then costs
+// its division, the rounding to x's type and one gather. Not for a float4 plan that adds a zero
+// point (the sum is rounded again), nor for integer outputs, whose rounding and clamp cost less
+// than a gather.
+#undef QDQ_CODE_GATHER  // per target, as QDQ_F16C
+#if defined(QDQ_F16C) && HWY_TARGET != HWY_AVX2
+#define QDQ_CODE_GATHER 1
+#endif
+
+template <class Output>
+constexpr bool kCodesByTable = false;
+template <const Format& F, bool kAddsZeroPoint>
+constexpr bool kCodesByTable<FloatOutput<F, kAddsZeroPoint>> = F.sign_shift() < 8;
+
+#ifdef QDQ_CODE_GATHER
+// The code of every 16-bit pattern of x's type kX (its float32 value as XInput loads it) in
+// format F, then the zero bytes the gathers' 32-bit words read past the last entry (as the
+// by-table lookup's: kLookUpTablePadding).
+template <ElementType kX, const Format& F>
+std::vector<uint8_t> BuildCodeTable(bool saturate) {
+  const size_t N = hn::Lanes(DF());
+  std::vector<uint16_t> patterns(65536);
+  for (size_t i = 0; i < patterns.size(); ++i) patterns[i] = static_cast<uint16_t>(i);
+  std::vector<uint8_t> table(patterns.size() + kLookUpTablePadding, 0);
+  for (size_t i = 0; i < patterns.size(); i += N) {
+    StoreLowBytes(Encode<F>(XInput<kX>::Load(patterns.data() + i), saturate), table.data() + i);
+  }
+  return table;
+}
+
+// BuildCodeTable's tables for saturate false and true, made on first use.
+template <ElementType kX, const Format& F>
+const uint8_t* CodeTable(bool saturate) {
+  static const std::vector<uint8_t> tables[2] = {BuildCodeTable<kX, F>(false), BuildCodeTable<kX, F>(true)};
+  return tables[saturate ? 1 : 0].data();
+}
+
+// The codes of a float32 quotient q as RoundOwnPrecisionQuotient<kX, false> rounds it and Encode
+// encodes that: the rounded quotient's 16-bit pattern (float16: F16C's rounding; bfloat16:
+// RoundBfloat16QuotientAnyNan's addition, whose quotient NaNs have 16 zero low bits, shifted down
+// by Bfloat16BitsOfNonNaN) as a byte offset into the table. The gathered word's low byte is the
+// code.
+template <ElementType kX>
+HWY_INLINE VI CodesOfQuotientByTable(const uint8_t* table, VF q) {
+  VI pattern;
+  if constexpr (kX == ElementType::kFloat16) {
+    pattern = WidenHalf(ToHalf(q));
+  } else {
+    pattern = hn::BitCast(DI(), Bfloat16BitsOfNonNaN(q));
+  }
+  return hn::GatherOffset(DI(), reinterpret_cast<const int32_t*>(table), pattern);
+}
+#endif
+
+// The reduction dynamic quantization runs beside a quantize plan (Context::side_stream): only float
+// x has one (int32 x gets a placeholder type that is never stepped).
+template <ElementType kX>
+constexpr bool kHasSideStream =
+    kX == ElementType::kFloat32 || kX == ElementType::kFloat16 || kX == ElementType::kBfloat16;
+template <ElementType kX>
+using SideStream = std::conditional_t<kHasSideStream<kX>, GroupStream<kX>, void>;
+template <ElementType kX, bool = kHasSideStream<kX>>
+struct SideCursor {
+  using type = int;  // never used
+};
+template <ElementType kX>
+struct SideCursor<kX, true> {
+  using type = typename GroupStream<kX>::Cursor;
+};
+
+// Asks for the cache line holding p toward the L2 cache, without waiting for it (a prefetch of
+// an unmapped address is dropped, never a fault).
+HWY_INLINE void PrefetchForLater(const char* p) {
+#if HWY_ARCH_X86
+  _mm_prefetch(p, _MM_HINT_T1);
+#else
+  hwy::Prefetch(p);
+#endif
+}
+
+// How per-element zero points reach QuantizeUniform: float32 values, or codes read and widened in
+// the loop (Operands::zero_point_codes): 8-bit, 16-bit, 4- and 2-bit one per byte, 4-bit packed
+// two per byte and 2-bit four per byte, from a whole byte.
+enum class ZeroPointCodes { kFloats, kBytes, kHalfwords, kNibbleBytes, kPackedNibbles, kCrumbBytes, kPackedCrumbs };
+
+// Zero points of elements [j, j + lanes) of a row of codes starting at `codes`, as int32 lanes.
+template <bool kSigned, ZeroPointCodes kKind>
+HWY_INLINE VI ZeroPointLanes(const uint8_t* codes, size_t j) {
+  const DI di;
+  const DU du;
+  if constexpr (kKind == ZeroPointCodes::kBytes) {
+    if constexpr (kSigned) return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int8_t, DI>(), reinterpret_cast<const int8_t*>(codes) + j));
+    return hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), codes + j)));
+  } else if constexpr (kKind == ZeroPointCodes::kHalfwords) {
+    if constexpr (kSigned) return hn::PromoteTo(di, hn::LoadU(hn::Rebind<int16_t, DI>(), reinterpret_cast<const int16_t*>(codes) + j));
+    return hn::BitCast(di, hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint16_t, DU>(), reinterpret_cast<const uint16_t*>(codes) + j)));
+  } else {
+    constexpr bool kNibbles = kKind == ZeroPointCodes::kNibbleBytes || kKind == ZeroPointCodes::kPackedNibbles;
+    constexpr uint32_t kSignBit = kNibbles ? 8u : 2u;
+    VU small;
+    if constexpr (kKind == ZeroPointCodes::kNibbleBytes || kKind == ZeroPointCodes::kCrumbBytes) {
+      small = hn::And(hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, DU>(), codes + j)), hn::Set(du, 2 * kSignBit - 1));
+    } else {
+#if QDQ_VECTOR_SUB_BYTE_CODES
+      small = kNibbles ? UnpackNibbles(codes + j / 2) : UnpackCrumbs(codes + j / 4);
+#else
+      static_assert(kKind == ZeroPointCodes::kFloats, "packed zero points are read in lanes only where unpacked");
+#endif
+    }
+    // Sign-extended as (code ^ sign) - sign: 0b1000 -> -8, 0b10 -> -2.
+    if constexpr (kSigned) small = hn::Sub(hn::Xor(small, hn::Set(du, kSignBit)), hn::Set(du, kSignBit));
+    return hn::BitCast(di, small);
+  }
+}
+
+// Whole vectors [0, count) of x (count a multiple of the lanes) divided in float32 by one scale
+// and given one zero point: the hot loop of per-tensor and per-block plans, four vectors a step and
+// free of WalkVectors' per-vector choices (division precision, per-element operands). 8-bit code
+// lanes are masked with byte_mask (0xFF, or the code's bits for one code per byte).
+// kRoundQuotient: the division precision is x's own type (float16 or bfloat16 x), so x is exact
+// in it and only the quotient is rounded to it after the float32 division (24 bits hold two
+// 11- or 8-bit significands and two guard bits, so that double rounding is exact).
+// side: dynamic quantization's reduction of the next stretch, one vector of it per vector here.
+// kByReciprocal: r is RN(1 / s), a normal float32, and the codes come from IntegerOutput::
+// CodesByReciprocal (bit for bit the division's).
+// kPerElement: element j's scale is scales[j] where scales is not null (else s), and its zero
+// point zero_points[j] with the bounds derived from it where zero_points is not null (else zp and
+// bounds), or element j's code in zero_point_codes where kZeroPointCodes says how they are stored
+// (Output::CodesWithZeroPointLanes): per-axis on the last axis and DirectML's broadcasts, in the
+// same four-vector steps
+// (WalkVectors' loop, one vector a step with its per-vector choices, made per-axis-last Q 1.35x
+// slower than per-tensor in cache).
+template <class Output, ElementType kX, typename Code, bool kRoundQuotient = false, bool kByReciprocal = false,
+          bool kPerElement = false, ZeroPointCodes kZeroPointCodes = ZeroPointCodes::kFloats, bool kByTable = false>
+HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, VF s, VF r, VF zp,
+                                const typename Output::Bounds& bounds, VI byte_mask, Code* out,
+                                SideStream<kX>* side, const float* scales = nullptr,
+                                const float* zero_points = nullptr, const uint8_t* zero_point_codes = nullptr) {
+#ifdef QDQ_CODE_GATHER
+  // float16 x in uniform stretches keeps Encode: there the table measured no faster (16M, 2
+  // threads: per-axis-first 2.45-2.68 against 2.52-2.61 ms, blocked-last-32 3.3-3.8 against
+  // 3.0-4.0), its rounding being F16C's two instructions.
+  if constexpr (kRoundQuotient && kCodesByTable<Output> && !kByTable && (kPerElement || kX == ElementType::kBfloat16)) {
+    if (c.code_table != nullptr) {  // the same loop with the table's codes (CodesOfQuotientByTable)
+      QuantizeUniform<Output, kX, Code, true, kByReciprocal, kPerElement, kZeroPointCodes, true>(
+          c, x, count, s, r, zp, bounds, byte_mask, out, side, scales, zero_points, zero_point_codes);
+      return;
+    }
+  }
+#endif
+  const size_t N = hn::Lanes(DF());
+  auto codes_at = [&](size_t j) HWY_ATTR {
+    if constexpr (kByReciprocal) {
+      return Output::CodesByReciprocal(XInput<kX>::Load(x + j), s, r, bounds);
+    } else if constexpr (kPerElement) {
+      VF q = hn::Div(XInput<kX>::Load(x + j), scales != nullptr ? hn::LoadU(DF(), scales + j) : s);
+#ifdef QDQ_CODE_GATHER
+      if constexpr (kByTable) return CodesOfQuotientByTable<kX>(c.code_table, q);
+#endif
+      if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+      if constexpr (kZeroPointCodes != ZeroPointCodes::kFloats) {
+        return Output::CodesWithZeroPointLanes(c, q, ZeroPointLanes<Output::kSignedCodes, kZeroPointCodes>(zero_point_codes, j));
+      }
+      if (zero_points == nullptr) return Output::Codes(c, q, zp, bounds);
+      const VF element_zp = hn::LoadU(DF(), zero_points + j);
+      return Output::Codes(c, q, element_zp, Output::MakeBounds(element_zp));
+    } else {
+      VF q = hn::Div(XInput<kX>::Load(x + j), s);
+#ifdef QDQ_CODE_GATHER
+      if constexpr (kByTable) return CodesOfQuotientByTable<kX>(c.code_table, q);
+#endif
+      if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+      return Output::Codes(c, q, zp, bounds);
+    }
+  };
+  // The side's hot state lives in a local for the loop (see GroupStream::Cursor).
+  typename SideCursor<kX>::type cursor{};
+  if constexpr (kHasSideStream<kX>) {
+    if (side != nullptr) cursor = side->Take();
+  }
+  // RangeBuffers::prefetch, paced by x: a line ahead for every line of x loaded here.
+  const char* ahead = c.prefetch != nullptr ? c.prefetch->next : nullptr;
+  const char* const ahead_end = c.prefetch != nullptr ? c.prefetch->end : nullptr;
+  auto step_side = [&](int vectors) HWY_ATTR {
+    if (ahead < ahead_end) {
+      const size_t bytes = std::min<size_t>(static_cast<size_t>(vectors) * N * sizeof(typename XInput<kX>::T),
+                                            static_cast<size_t>(ahead_end - ahead));  // never past the range
+      for (size_t b = 0; b < bytes; b += 64) PrefetchForLater(ahead + b);
+      ahead += bytes;
+    }
+    if constexpr (kHasSideStream<kX>) {
+      if (side != nullptr) {
+        for (int v = 0; v < vectors; ++v) side->Step(cursor);
+      }
+    }
+  };
+  size_t i = 0;
+  if constexpr (sizeof(Code) == 1) {
+    for (; i + 4 * N <= count; i += 4 * N) {
+      StoreLowBytes4(codes_at(i), codes_at(i + N), codes_at(i + 2 * N), codes_at(i + 3 * N), byte_mask, out + i);
+      step_side(4);
+    }
+    for (; i < count; i += N) {
+      StoreLowBytes(hn::And(codes_at(i), byte_mask), out + i);
+      step_side(1);
+    }
+  } else {
+    for (; i < count; i += N) {
+      StoreCodes<Output>(codes_at(i), out + i);
+      step_side(1);
+    }
+  }
+  if constexpr (kHasSideStream<kX>) {
+    if (side != nullptr) side->Give(cursor);
+  }
+  if (c.prefetch != nullptr) c.prefetch->next = ahead;
+}
+
+// Uniform float32 quantization to the <= 16-bit integers by multiplication with the scale's
+// reciprocal and a tie check (IntegerOutput::CodesByReciprocal), compiled for AVX-512 targets
+// only, and taken there where the CPU's division is the slower (Context::by_reciprocal, see
+// kernels::quantizes_by_reciprocal): on a Xeon a 512-bit division takes about twice the
+// multiply-and-check (64K float32 -> int8 in cache, one core: 14.0 against 11.7 us raw), where
+// on Zen 1's AVX2 the check cost more than the division saved (37.8 against 31.3 us;
+// docs/performance.md, session 7).
+template <class Output>
+constexpr bool kQuantizesByReciprocal = false;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+template <int kBits, bool kSigned>
+constexpr bool kQuantizesByReciprocal<IntegerOutput<kBits, kSigned>> = kBits <= 16;
+#endif
+
+// Elements of block b of a stretch: the block's own scale and zero point when per_block, else the
+// constants. (A function, not a lambda: GCC does not inline the lambda and pays a call per block.)
+template <class Output, ElementType kX, typename Code>
+HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b, const typename XInput<kX>::T* from,
+                                size_t count, VF zp_constant,
+                                const typename Output::Bounds& bounds_constant, VI byte_mask, Code* to,
+                                SideStream<kX>* side) {
+  const DF df;
+  const VF zp = o.per_block && c.zero_point != nullptr ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+  const typename Output::Bounds bounds =
+      o.per_block && c.zero_point != nullptr ? Output::MakeBounds(zp) : bounds_constant;
+  const float scale = o.per_block ? o.scale.block[b] : o.scale.constant;
+  const VF s = hn::Set(df, scale);
+  if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
+    if (c.precision != Precision::kFloat32) {  // x's own type (see QuantizeUniformBlock)
+      // A scale of x's type is exact in it already; rounding it again per block of 32 was a
+      // sixth of the time (16M blocked-last-32, 2 threads: bfloat16 -> uint8 2.9-3.1 -> 2.6-2.8
+      // ms, -> int4 3.3 -> 2.8; float16 -> int4 2.7 -> 2.2-2.4).
+      const VF divisor = ExactInPrecision(c.scale->type, c.precision) ? s : RoundToPrecision(c.precision, s);
+      QuantizeUniform<Output, kX, Code, true>(c, from, count, divisor, s, zp, bounds, byte_mask, to, side);
+      return;
+    }
+  }
+  if constexpr (kQuantizesByReciprocal<Output>) {
+    // One scale for the whole stretch (per-tensor, or a per-axis run): by its reciprocal. Not per
+    // block: blocks of 32 ran slower that way (int8 blocked-32 Q, 64K: 18.3 against 15.2 us).
+    if (!o.per_block && c.by_reciprocal) {
+      const float r = 1.0f / scale;
+      if (std::isnormal(r)) {
+        QuantizeUniform<Output, kX, Code, false, true>(c, from, count, s, hn::Set(df, r), zp, bounds, byte_mask, to, side);
+        return;
+      }
+    }
+  }
+  QuantizeUniform<Output, kX>(c, from, count, s, s, zp, bounds, byte_mask, to, side);
+}
+
+// One block of a run whose scale and zero point are constant (per-tensor) or one per whole-vector
+// block (per_block), divided in float32: QuantizeUniform over each stretch of equal operands, the
+// partial last vector through zero-padded copies.
+template <class Output, ElementType kX, typename Code>
+void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
+                          const typename XInput<kX>::T* x, VF zp_constant, const typename Output::Bounds& bounds_constant,
+                          VI byte_mask, Code* out, SideStream<kX>* side) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const size_t whole = k - k % N;
+  // always_inline: GCC otherwise makes the visitor a call per stretch, a stack frame for every
+  // block of 32 elements (plain int4 blocked-32 Q, 64K in cache: 65 instead of 57 us).
+  const auto visit = [&](uint64_t block, size_t i, size_t count) HWY_ATTR __attribute__((always_inline)) {
+    QuantizeStretch<Output, kX>(c, o, block, x + i, count, zp_constant, bounds_constant, byte_mask, out + i, side);
+  };
+  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, visit);
+  if (whole < k) {
+    HWY_ALIGN typename XInput<kX>::T x_tail[64];
+    HWY_ALIGN Code out_tail[64];
+    QuantizeStretch<Output, kX>(c, o, b, StageTail(x, whole, k, x_tail), N, zp_constant, bounds_constant, byte_mask,
+                                out_tail, side);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
+  }
+}
+
+// A 4- or 2-bit zero point's kind by its layout (packed kinds only where the target unpacks them).
+template <ZeroPointCodes kPacked, ZeroPointCodes kOnePerByte, class Visit>
+HWY_INLINE void WithSubByteZeroPointCodes([[maybe_unused]] bool packed, const Visit& visit) {
+#if QDQ_VECTOR_SUB_BYTE_CODES
+  if (packed) {
+    visit.template operator()<kPacked>();
+    return;
+  }
+#endif
+  visit.template operator()<kOnePerByte>();
+}
+// Calls visit.template operator()<kKind>() with the ZeroPointCodes kind of the plan's zero points
+// (those ZeroPointCodesInLoop accepts).
+template <class Visit>
+HWY_INLINE void WithZeroPointCodes(const Context& c, const Visit& visit) {
+  const bool packed = c.plan->zero_point.layout == SubByteLayout::kPacked;
+  switch (c.zero_point->bits) {
+    case 8: visit.template operator()<ZeroPointCodes::kBytes>(); return;
+    case 16: visit.template operator()<ZeroPointCodes::kHalfwords>(); return;
+    case 4: WithSubByteZeroPointCodes<ZeroPointCodes::kPackedNibbles, ZeroPointCodes::kNibbleBytes>(packed, visit); return;
+    default: WithSubByteZeroPointCodes<ZeroPointCodes::kPackedCrumbs, ZeroPointCodes::kCrumbBytes>(packed, visit);  // 2 bits
+  }
+}
+
+// Copies the zero-point codes of elements [whole, k) of a row (`codes` at its element 0) into
+// `local`, zero-padded, as StageTail does for values: whole is a multiple of the lanes, so a packed
+// row's tail starts on a byte.
+template <ZeroPointCodes kKind>
+const uint8_t* StageCodeTail(const uint8_t* codes, size_t whole, size_t k, uint8_t (&local)[128]) {
+  constexpr size_t kBytesPerCode = kKind == ZeroPointCodes::kHalfwords ? 2 : 1;
+  constexpr size_t kCodesPerByte = kKind == ZeroPointCodes::kPackedNibbles ? 2 : kKind == ZeroPointCodes::kPackedCrumbs ? 4 : 1;
+  const size_t first = kCodesPerByte > 1 ? whole / kCodesPerByte : whole * kBytesPerCode;
+  const size_t bytes = kCodesPerByte > 1 ? (k - whole + kCodesPerByte - 1) / kCodesPerByte : (k - whole) * kBytesPerCode;
+  std::memset(local, 0, sizeof(local));
+  std::memcpy(local, codes + first, bytes);
+  return local;
+}
+
+// One block of a run whose scales or zero points are per element (values pointers of o; the other
+// operand may be constant), divided in float32 or in x's own precision with scales exact in it:
+// QuantizeUniform's per-element loop over the whole vectors, the partial last one through
+// zero-padded copies. kKind: the zero points are o.zero_point.values (kFloats) or codes of that
+// kind at o.zero_point_codes.
+template <class Output, ElementType kX, ZeroPointCodes kKind, typename Code>
+void QuantizePerElement(const Context& c, size_t k, const Operands& o, const typename XInput<kX>::T* x,
+                        VF zp_constant, const typename Output::Bounds& bounds_constant, VI byte_mask, Code* out) {
+  using XT = typename XInput<kX>::T;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const VF s = hn::Set(df, o.scale.constant);
+  const auto quantize = [&](const XT* from, const float* scales, const float* zero_points, const uint8_t* codes,
+                            size_t count, Code* to) HWY_ATTR __attribute__((always_inline)) {
+    if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
+      if (c.precision != Precision::kFloat32) {
+        QuantizeUniform<Output, kX, Code, true, false, true, kKind>(c, from, count, s, s, zp_constant, bounds_constant,
+                                                                    byte_mask, to, nullptr, scales, zero_points, codes);
+        return;
+      }
+    }
+    QuantizeUniform<Output, kX, Code, false, false, true, kKind>(c, from, count, s, s, zp_constant, bounds_constant,
+                                                                 byte_mask, to, nullptr, scales, zero_points, codes);
+  };
+  const size_t whole = k - k % N;
+  const float* scales = o.scale.values;
+  const float* zero_points = o.zero_point.values;
+  quantize(x, scales, zero_points, o.zero_point_codes, whole, out);
+  if (whole < k) {
+    HWY_ALIGN XT x_tail[64];
+    HWY_ALIGN float scale_tail[64];
+    HWY_ALIGN float zp_tail[64];
+    HWY_ALIGN uint8_t code_tail[128];
+    HWY_ALIGN Code out_tail[64];
+    const uint8_t* codes = nullptr;
+    if constexpr (kKind != ZeroPointCodes::kFloats) codes = StageCodeTail<kKind>(o.zero_point_codes, whole, k, code_tail);
+    quantize(StageTail(x, whole, k, x_tail), scales ? StageTail(scales, whole, k, scale_tail) : nullptr,
+             zero_points ? StageTail(zero_points, whole, k, zp_tail) : nullptr, codes, N, out_tail);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
+  }
+}
+
+// The outputs whose per-element zero points QuantizePerElementBlock reads as codes: the integer
+// types of 16 bits or fewer and float4e2m1 (their CodesWithZeroPointLanes).
+template <class Output>
+constexpr bool kReadsZeroPointCodes = false;
+template <int kBits, bool kSigned>
+constexpr bool kReadsZeroPointCodes<IntegerOutput<kBits, kSigned>> = kBits <= 16;
+template <>
+inline constexpr bool kReadsZeroPointCodes<FloatOutput<kE2M1, true>> = true;
+
+// QuantizePerElement with the zero points as float32 values, or as codes where LoadOperands gave
+// them (Operands::zero_point_codes).
+template <class Output, ElementType kX, typename Code>
+void QuantizePerElementBlock(const Context& c, size_t k, const Operands& o, const typename XInput<kX>::T* x,
+                             VF zp_constant, const typename Output::Bounds& bounds_constant, VI byte_mask, Code* out) {
+  if constexpr (kReadsZeroPointCodes<Output>) {
+    if (o.zero_point_codes != nullptr) {
+      WithZeroPointCodes(c, [&]<ZeroPointCodes kKind>() HWY_ATTR {
+        QuantizePerElement<Output, kX, kKind>(c, k, o, x, zp_constant, bounds_constant, byte_mask, out);
+      });
+      return;
+    }
+  }
+  QuantizePerElement<Output, kX, ZeroPointCodes::kFloats>(c, k, o, x, zp_constant, bounds_constant, byte_mask, out);
+}
+
+template <class Output, ElementType kX>
+void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
+#ifdef QDQ_CODE_GATHER
+  if constexpr (kCodesByTable<Output> && (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16)) {
+    if (c.code_table == nullptr && ExactInPrecision(kX, c.precision) && !(Output::kAddsZero && c.apply_zero_point)) {
+      Context with_table = c;  // the callers' context is const; this run reads the table from a copy
+      with_table.code_table = CodeTable<kX, Output::kFormat>(c.saturate);
+      QuantizeRun<Output, kX>(with_table, run, y);
+      return;
+    }
+  }
+#endif
+  using XT = typename XInput<kX>::T;
+  using Code = CodeType<Output::kCodeBits>;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const bool packed = c.y->is_packed() && c.y_layout == SubByteLayout::kPacked;
+  // One code per byte: the high bits of each byte are zero (the codes are two's complement and
+  // a float4 encoding leaves bits above the code).
+  const bool one_code_per_byte = c.y->is_packed() && !packed;
+  const VI code_mask = hn::Set(DI(), static_cast<int32_t>(low_mask(c.y->bits)));
+  const VI byte_mask = one_code_per_byte ? code_mask : hn::Set(DI(), 0xFF);
+  const Precision precision = c.precision;
+  SideStream<kX>* const side = static_cast<SideStream<kX>*>(c.side_stream);
+  // Wide outputs finish in place in the code buffer; float64 divisions are staged into `staged`.
+  const bool through_buffer = packed || c.stream_output || Output::kWide;
+  HWY_ALIGN Code codes[kPadded];  // packed outputs: one code per byte before packing
+  HWY_ALIGN float staged[kPadded];
+  HWY_ALIGN float x_values[kPadded];
+  HWY_ALIGN float zp_tail[64];
+  HWY_ALIGN Code out_tail[64];
+  Operands o;
+  // Per-element zero points are read as codes by QuantizePerElementBlock, the path of float32
+  // divisions and of x's own precision with scales exact in it (below).
+  const bool zero_point_codes =
+      kReadsZeroPointCodes<Output> && (precision == Precision::kFloat32 ||
+                                       (ExactInPrecision(kX, precision) && ExactInPrecision(c.scale->type, precision)));
+  for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
+    const uint64_t at = run.x_index + offset;
+    const uint64_t y_at = at - c.y_first;
+    const XT* x = static_cast<const XT*>(c.x_data) + (at - c.x_first);
+    LoadOperands(c, run, offset, k, &o, zero_point_codes);
+    const VF zp_constant = hn::Set(df, o.zero_point.constant);
+    const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
+    Code* out = through_buffer ? codes : static_cast<Code*>(y) + y_at;
+    // The codes of one vector of quotients q, with their zero point and the bounds derived from it.
+    auto emit = [&](VF q, VF zp, const typename Output::Bounds& bounds, Code* destination) HWY_ATTR {
+      const VI code = Output::Codes(c, q, zp, bounds);
+      StoreCodes<Output>(one_code_per_byte ? hn::And(code, code_mask) : code, destination);
+    };
+    size_t i = 0;
+    if (!Output::kWide && precision == Precision::kFloat64) {  // an int32 scale: never per block
+      StageFloat64Quotients<kX, Output::kIsInteger>(c, at, k, o, x_values, staged);
+      const float* zpp = o.zero_point.values;
+      const VF no_zero_point = hn::Set(df, -0.0f);  // float outputs: added in the stage
+      for (; i < k; i += N) {
+        const bool tail = i + N > k;
+        Code* destination = tail ? out_tail : out + i;
+        const VF q = hn::LoadU(df, staged + i);
+        if (!Output::kIsInteger) {
+          emit(q, no_zero_point, bounds_constant, destination);
+        } else if (zpp) {
+          const VF zp = hn::LoadU(df, tail ? StageTail(zpp, i, k, zp_tail) : zpp + i);
+          emit(q, zp, Output::MakeBounds(zp), destination);
+        } else {
+          emit(q, zp_constant, bounds_constant, destination);
+        }
+        if (tail) std::memcpy(out + i, out_tail, (k - i) * sizeof(Code));
+      }
+    } else {
+      // float32 divisions, or x's own float16/bfloat16 precision (x exact in it).
+      const bool own_precision = ExactInPrecision(kX, precision);
+      // Rounding an operand to the precision is skipped where it is already exact in it: x in its
+      // own precision, a scale of the precision's type (a bfloat16 x per-axis-last Q rounded all
+      // three values per vector: 27.6 ms at 16M against float32 x's 12.8).
+      const bool round_x = precision != Precision::kFloat32 && !own_precision;
+      const bool scale_exact = ExactInPrecision(c.scale->type, precision);
+      // One vector: x, its scale (already in the division precision unless round_scale) and its
+      // zero point with the bounds derived from it.
+      auto compute = [&](const XT* xp, VF s, bool round_scale, VF zp, const typename Output::Bounds& bounds,
+                         Code* destination, size_t) HWY_ATTR {
+        VF xv = XInput<kX>::Load(xp);
+        if (round_x) xv = RoundToPrecision(precision, xv);
+        if (round_scale && !scale_exact) s = RoundToPrecision(precision, s);
+        VF q = hn::Div(xv, s);
+        if (own_precision) {
+          q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+        } else if (precision != Precision::kFloat32) {
+          q = RoundToPrecision(precision, q);
+        }
+        emit(q, zp, bounds, destination);
+      };
+      const bool uniform = (precision == Precision::kFloat32 || own_precision) &&
+                           (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr &&
+                                            o.zero_point_codes == nullptr));
+      // Per-element operands whose scales need no rounding to the division precision.
+      const bool per_element = !uniform && !o.per_block && (precision == Precision::kFloat32 || (own_precision && scale_exact));
+      if constexpr (!Output::kWide) {
+        if (uniform) {
+          QuantizeUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, byte_mask, out, side);
+        } else if (per_element) {
+          QuantizePerElementBlock<Output, kX>(c, k, o, x, zp_constant, bounds_constant, byte_mask, out);
+        }
+      }
+      if (Output::kWide || !(uniform || per_element)) {
+        WalkVectors<Output>(c, run, offset, k, o, x, RoundToPrecision(precision, hn::Set(df, o.scale.constant)),
+                            zp_constant, bounds_constant, out, compute);
+      }
+    }
+    if constexpr (Output::kWide) {
+      Output::FinishWide(o.wide_zero_point, c.zero_point != nullptr && c.apply_zero_point, k, codes);
+      if (!c.stream_output) std::memcpy(static_cast<Code*>(y) + y_at, codes, k * sizeof(Code));
+    }
+    if constexpr (sizeof(Code) == 1) {
+      if (packed) {
+        Pack(*c.y, codes, k, y, y_at);
+        continue;
+      }
+    }
+    if (c.stream_output) c.y_stream->Write(codes, k * sizeof(Code), static_cast<Code*>(y) + y_at);
+  }
+}
+
+// --- Dequantize -----------------------------------------------------------------------------
+
+// x loaders for dequantize: codes straight from storage (8 and 16 bits) or from an unpacked
+// byte-per-code buffer (4 and 2 bits), as float32 values.
+template <int kBits, bool kSigned>
+struct IntegerInput {
+  static constexpr bool kSignedCodes = kSigned;
+  static constexpr bool kPacked = kBits < 8;
+  static constexpr bool kSubtractsZeroPoint = true;
+  static constexpr bool kFiniteValues = true;  // no code is NaN or infinite
+  // int8 loads sign-extend; packed codes arrive one per byte from Unpack and are extended here.
+  using T = std::conditional_t<(kBits < 8), uint8_t,
+                               std::conditional_t<(kBits == 8), std::conditional_t<kSigned, int8_t, uint8_t>,
+                                                  std::conditional_t<kSigned, int16_t, uint16_t>>>;
+  static HWY_INLINE VF Load(const T* p) {
+    const DF df;
+    const DI di;
+    VI code = LoadWide(p);
+    if constexpr (kBits < 8) {
+      // A code stored one per byte may carry high bits (ml_dtypes ignores them): masked off.
+      code = hn::And(code, hn::Set(di, (1 << kBits) - 1));
+    }
+    if constexpr (kSigned && kBits < 8) {
+      // Sign-extend a kBits-bit code: (code ^ sign) - sign.
+      const VI sign = hn::Set(di, 1 << (kBits - 1));
+      code = hn::Sub(hn::Xor(code, sign), sign);
+    }
+    return hn::ConvertTo(df, code);
+  }
+};
+
+template <const Format& F>
+struct FloatInput {
+  static constexpr bool kPacked = F.sign_shift() + 1 < 8;
+  static constexpr bool kSubtractsZeroPoint = false;  // float x: zero point required 0, not subtracted
+  static constexpr bool kFiniteValues = F.nan_style == NanStyle::kNone && !F.has_infinity;  // float4e2m1
+  using T = uint8_t;
+  static HWY_INLINE VF Load(const T* p) {
+    if constexpr (F.exponent_bits == 2 && F.mantissa_bits == 1) {  // float4e2m1: its 16 values looked up
+      return Float4E2M1LookedUp(hn::And(LoadWide(p), hn::Set(DI(), 15)));
+    } else {
+      return Decode<F>(LoadWide(p));
+    }
+  }
+};
+
+// Quark's float16 and bfloat16 x: widened exactly, the zero point subtracted in float32.
+template <ElementType kX>
+struct HalfFloatInput {
+  static constexpr bool kPacked = false;
+  static constexpr bool kSubtractsZeroPoint = true;
+  static constexpr bool kFiniteValues = false;
+  using T = uint16_t;
+  static HWY_INLINE VF Load(const T* p) { return XInput<kX>::Load(p); }
+};
+
+// int32 and uint32 x: x - zp is formed in int32 lanes and rounded once to float32 (one int32 ->
+// float32 conversion, to nearest even) wherever no lane of the vector can leave int32 (LoadMinus'
+// test); a vector with such a lane (a difference of 2^31 or more either way, rare) takes the exact
+// float64 difference, rounded once the same way. Either way f32(x - zp), as the reference computes
+// it in int64. The zero point arrives as int32 lanes (from Operands::wide_zero_point), not as
+// float32 values.
+template <bool kSigned>
+struct WordInput {
+  static constexpr bool kPacked = false;
+  static constexpr bool kSubtractsZeroPoint = true;
+  static constexpr bool kFiniteValues = true;
+  using T = int32_t;
+  static HWY_INLINE VF LoadMinus(const T* p, VI zero_point) {
+    const DI di;
+    const VI words = hn::LoadU(di, p);
+    const VI difference = hn::Sub(words, zero_point);  // wraps where it leaves int32; then not used
+    // A lane whose sign bit is set here leaves int32. Signed: the subtraction overflowed (the
+    // operands' signs differ and the result's differs from x's). Unsigned: the borrow out of bit
+    // 31, (~x & zp) | (~(x ^ zp) & d), differs from the difference's sign (a true x - zp in
+    // [0, 2^31) borrows nothing and reads non-negative; one in [-2^31, 0) borrows and reads
+    // negative).
+    VI leaves_int32;
+    if constexpr (kSigned) {
+      leaves_int32 = hn::And(hn::Xor(words, zero_point), hn::Xor(words, difference));
+    } else {
+      const VI borrow = hn::Or(hn::AndNot(words, zero_point), hn::AndNot(hn::Xor(words, zero_point), difference));
+      leaves_int32 = hn::Xor(borrow, difference);
+    }
+    if (HWY_LIKELY(hn::AllFalse(di, hn::Lt(leaves_int32, hn::Zero(di))))) return hn::ConvertTo(DF(), difference);
+    return DifferenceInDouble(words, zero_point);
+  }
+  // x - 0: int32 words convert directly; uint32 words as 2^16 * high + low, both halves exact in
+  // float32 and their sum rounded once.
+  static HWY_INLINE VF Load(const T* p) {
+    const DF df;
+    const DI di;
+    if constexpr (kSigned) {
+      return hn::ConvertTo(df, hn::LoadU(di, p));
+    } else {
+      const VI words = hn::LoadU(di, p);
+      const VF high = hn::ConvertTo(df, hn::BitCast(di, hn::ShiftRight<16>(hn::BitCast(DU(), words))));
+      const VF low = hn::ConvertTo(df, hn::And(words, hn::Set(di, 0xFFFF)));
+      return hn::MulAdd(high, hn::Set(df, 65536.0f), low);
+    }
+  }
+
+ private:
+  // x - zp exactly in float64 lanes, rounded once to float32.
+  static HWY_INLINE VF DifferenceInDouble(VI words, VI zero_point) {
+    const DF df;
+#if HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE
+    const hn::Half<DI> dh;
+    const hn::Half<DF> dfh;
+    const VD low = hn::Sub(WordsToDouble<kSigned>(hn::LowerHalf(dh, words)), WordsToDouble<kSigned>(hn::LowerHalf(dh, zero_point)));
+    const VD high = hn::Sub(WordsToDouble<kSigned>(hn::UpperHalf(dh, words)), WordsToDouble<kSigned>(hn::UpperHalf(dh, zero_point)));
+    return hn::Combine(df, hn::DemoteTo(dfh, high), hn::DemoteTo(dfh, low));
+#else
+    const DD dd;
+    const DFD df32;
+    const DID dh;
+    const size_t N = hn::Lanes(df);
+    const size_t half = hn::Lanes(dd);
+    HWY_ALIGN int32_t x_words[64];
+    HWY_ALIGN int32_t zp_words[64];
+    HWY_ALIGN float rounded[64];
+    hn::Store(words, DI(), x_words);
+    hn::Store(zero_point, DI(), zp_words);
+    for (size_t j = 0; j < N; j += half) {
+      const VD v = hn::Sub(WordsToDouble<kSigned>(hn::Load(dh, x_words + j)), WordsToDouble<kSigned>(hn::Load(dh, zp_words + j)));
+      hn::StoreU(hn::DemoteTo(df32, v), df32, rounded + j);
+    }
+    return hn::Load(df, rounded);
+#endif
+  }
+};
+
+// DequantizeLinear's product (x - zp) * s; NaN x NaN: the scale's NaN, as numpy (and so the
+// reference) computes it, quieted as any arithmetic on it would.
+HWY_INLINE VF DequantizedProduct(VF v, VF s) {
+  const DF df;
+  const VF quiet_scale = hn::Or(s, hn::BitCast(df, hn::Set(DI(), 0x0040'0000)));
+  return hn::IfThenElse(hn::IsNaN(s), quiet_scale, hn::Mul(v, s));
+}
+
+// One vector of float32 results rounded once to the output type and stored. kMayBeNaN false: the
+// caller knows no lane is NaN (bfloat16 outputs then round without the NaN select).
+template <ElementType kOut, bool kMayBeNaN = true, typename YT>
+HWY_INLINE void StoreAsOutput(VF product, YT* destination) {
+  if constexpr (kOut == ElementType::kFloat32) {
+    hn::StoreU(product, DF(), destination);
+  } else if constexpr (kOut == ElementType::kFloat16) {
+#ifdef QDQ_F16C
+    StoreHalf(ToHalf(product), destination);
+#else
+    const hn::Rebind<uint16_t, DI> d16;
+    hn::StoreU(hn::DemoteTo(d16, Encode<kFloat16Format>(product, false)), d16, destination);
+#endif
+  } else if constexpr (kMayBeNaN) {
+    const hn::Rebind<uint16_t, DI> d16;
+    hn::StoreU(hn::DemoteTo(d16, Bfloat16Bits(product)), d16, destination);
+  } else {
+    const hn::Rebind<uint16_t, DI> d16;
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(DI(), Bfloat16BitsOfNonNaN(product))), d16, destination);
+  }
+}
+
+// DequantizeUniform's products with a scale that is not NaN.
+template <class Input, ElementType kOut, bool kMayBeNaN, typename YT>
+HWY_INLINE void DequantizeUniformProducts(const typename Input::T* x, size_t count, VF s, VF zp, bool subtract,
+                                          YT* out) {
+  const size_t N = hn::Lanes(DF());
+  if (subtract) {
+    for (size_t i = 0; i < count; i += N) {
+      StoreAsOutput<kOut, kMayBeNaN>(hn::Mul(hn::Sub(Input::Load(x + i), zp), s), out + i);
+    }
+  } else {
+    for (size_t i = 0; i < count; i += N) StoreAsOutput<kOut, kMayBeNaN>(hn::Mul(Input::Load(x + i), s), out + i);
+  }
+}
+
+// Whole vectors [0, count) of x with one scale and zero point: the hot loop of per-tensor and
+// per-block plans. The scale's NaN test of DequantizedProduct is made once here: a NaN scale (the
+// only case where the product's NaN could differ) takes DequantizedProduct per vector. A finite
+// scale over x without NaN or infinite codes (integers, float4e2m1; zero points alike) gives no NaN
+// product, so bfloat16 outputs skip their NaN select (16M, 2 threads, per-axis on the first axis:
+// int4 -> bfloat16 1.88-1.91 -> 1.72 ms, int8 1.50-1.52 -> 1.30-1.37).
+template <class Input, ElementType kOut, typename YT>
+HWY_INLINE void DequantizeUniform(const typename Input::T* x, size_t count, float scale, VF zp, bool subtract, YT* out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const VF s = hn::Set(df, scale);
+  if (std::isnan(scale)) {
+    for (size_t i = 0; i < count; i += N) {
+      const VF v = Input::Load(x + i);
+      StoreAsOutput<kOut>(DequantizedProduct(subtract ? hn::Sub(v, zp) : v, s), out + i);
+    }
+    return;
+  }
+  if constexpr (kOut == ElementType::kBfloat16 && Input::kFiniteValues) {
+    if (std::isfinite(scale)) return DequantizeUniformProducts<Input, kOut, false>(x, count, s, zp, subtract, out);
+  }
+  DequantizeUniformProducts<Input, kOut, true>(x, count, s, zp, subtract, out);
+}
+
+// One block of a run with constant operands (per-tensor) or one scale and zero point per
+// whole-vector block (per_block): DequantizeUniform over each stretch of equal operands, the
+// partial last vector through zero-padded copies.
+template <class Input, ElementType kOut, typename YT>
+void DequantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
+                            const typename Input::T* x, bool subtract, YT* out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const size_t whole = k - k % N;
+  const bool has_zp = c.zero_point != nullptr;
+  auto scale_of = [&](uint64_t b) { return o.per_block ? o.scale.block[b] : o.scale.constant; };
+  auto zero_point_of = [&](uint64_t b) HWY_ATTR {
+    return hn::Set(df, o.per_block && has_zp ? o.zero_point.block[b] : o.zero_point.constant);
+  };
+  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
+    DequantizeUniform<Input, kOut>(x + i, count, scale_of(block), zero_point_of(block), subtract, out + i);
+  });
+  if (whole < k) {
+    HWY_ALIGN typename Input::T x_tail[64];
+    HWY_ALIGN YT out_tail[64];
+    DequantizeUniform<Input, kOut>(StageTail(x, whole, k, x_tail), N, scale_of(b), zero_point_of(b), subtract, out_tail);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(YT));
+  }
+}
+
+// One block of an int32 or uint32 x (WordInput), its zero points as words: per-tensor and per-block
+// operands a stretch at a time (ForEachUniformStretch; a NaN scale, the one case whose product
+// needs DequantizedProduct, tested once a stretch), per-element ones a vector at a time, the
+// partial last vector through zero-padded copies.
+template <class Input, ElementType kOut, typename YT>
+void DequantizeWordsBlock(const exec::Run& run, uint64_t offset, size_t k, const Operands& o, const int32_t* x,
+                          bool subtract, YT* out) {
+  const DF df;
+  const DI di;
+  const size_t N = hn::Lanes(df);
+  const OperandValues<int32_t>& zp = o.wide_zero_point;
+  auto difference = [&](const int32_t* xp, VI z) HWY_ATTR { return subtract ? Input::LoadMinus(xp, z) : Input::Load(xp); };
+  const int32_t* zp_values = subtract ? zp.values : nullptr;
+  if (o.per_block || (o.scale.values == nullptr && zp_values == nullptr)) {
+    const size_t whole = k - k % N;
+    auto scale_of = [&](uint64_t b) { return o.per_block ? o.scale.block[b] : o.scale.constant; };
+    auto zero_point_of = [&](uint64_t b) HWY_ATTR {
+      return hn::Set(di, !subtract ? 0 : o.per_block ? zp.block[b] : zp.constant);
+    };
+    auto stretch = [&](const int32_t* xp, size_t count, float scale, VI z, YT* destination) HWY_ATTR {
+      const VF s = hn::Set(df, scale);
+      if (std::isnan(scale)) {
+        for (size_t j = 0; j < count; j += N) StoreAsOutput<kOut>(DequantizedProduct(difference(xp + j, z), s), destination + j);
+      } else {
+        for (size_t j = 0; j < count; j += N) StoreAsOutput<kOut>(hn::Mul(difference(xp + j, z), s), destination + j);
+      }
+    };
+    const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
+      stretch(x + i, count, scale_of(block), zero_point_of(block), out + i);
+    });
+    if (whole < k) {
+      HWY_ALIGN int32_t x_tail[64];
+      HWY_ALIGN YT out_tail[64];
+      stretch(StageTail(x, whole, k, x_tail), N, scale_of(b), zero_point_of(b), out_tail);
+      std::memcpy(out + whole, out_tail, (k - whole) * sizeof(YT));
+    }
+    return;
+  }
+  const float* sp = o.scale.values;
+  const VF scale_constant = hn::Set(df, o.scale.constant);
+  const VI zp_constant = hn::Set(di, subtract ? zp.constant : 0);
+  auto body = [&](const int32_t* xp, const float* scales, const int32_t* zps, YT* destination) HWY_ATTR {
+    const VF v = difference(xp, zps ? hn::LoadU(di, zps) : zp_constant);
+    StoreAsOutput<kOut>(DequantizedProduct(v, scales ? hn::LoadU(df, scales) : scale_constant), destination);
+  };
+  size_t i = 0;
+  for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zp_values ? zp_values + i : nullptr, out + i);
+  if (i < k) {
+    HWY_ALIGN int32_t x_tail[64];
+    HWY_ALIGN float scale_tail[64];
+    HWY_ALIGN int32_t zp_tail[64];
+    HWY_ALIGN YT out_tail[64];
+    body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
+         zp_values ? StageTail(zp_values, i, k, zp_tail) : nullptr, out_tail);
+    std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
+  }
+}
+
+// The inputs whose per-element zero points DequantizeRun reads as codes (ZeroPointLanes): integer
+// codes of 2 to 16 bits (ZeroPointCodesInLoop).
+template <class Input>
+constexpr bool kDequantizesWithZeroPointCodes = false;
+template <int kBits, bool kSigned>
+constexpr bool kDequantizesWithZeroPointCodes<IntegerInput<kBits, kSigned>> = true;
+
+// The inputs that take their zero points as words (WordInput, DequantizeWordsBlock).
+template <class Input>
+constexpr bool kWordZeroPoint = false;
+template <bool kSigned>
+constexpr bool kWordZeroPoint<WordInput<kSigned>> = true;
+
+// Elements [0, k) of a per-element dequantize block whose zero points are codes of kKind: the
+// codes widened and converted in lanes (x - zp is exact in float32 for these integers), the
+// partial last vector through zero-padded copies.
+template <class Input, ElementType kOut, ZeroPointCodes kKind, typename YT>
+void DequantizeWithZeroPointCodes(const typename Input::T* x, const float* scales, VF scale_constant,
+                                  const uint8_t* codes, size_t k, YT* out) {
+  using XT = typename Input::T;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  auto body = [&](const XT* xp, const float* sp, const uint8_t* row, size_t j, YT* destination) HWY_ATTR {
+    const VF zp = hn::ConvertTo(df, ZeroPointLanes<Input::kSignedCodes, kKind>(row, j));
+    const VF v = hn::Sub(Input::Load(xp), zp);
+    StoreAsOutput<kOut>(DequantizedProduct(v, sp ? hn::LoadU(df, sp) : scale_constant), destination);
+  };
+  size_t i = 0;
+  for (; i + N <= k; i += N) body(x + i, scales ? scales + i : nullptr, codes, i, out + i);
+  if (i < k) {
+    HWY_ALIGN XT x_tail[64];
+    HWY_ALIGN float scale_tail[64];
+    HWY_ALIGN uint8_t code_tail[128];
+    HWY_ALIGN YT out_tail[64];
+    body(StageTail(x, i, k, x_tail), scales ? StageTail(scales, i, k, scale_tail) : nullptr,
+         StageCodeTail<kKind>(codes, i, k, code_tail), 0, out_tail);
+    std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
+  }
+}
+
+// Whether the k values at p are all finite (a block's per-element scales): their magnitudes' bits,
+// as int32, at most the largest finite float's, 0x7F7F'FFFF. p may be the caller's float32 scale
+// tensor at any address (the C ABI takes any pointer), so nothing here loads it as a float.
+inline bool AllFinite(const float* p, size_t k) {
+  const DI di;
+  const size_t N = hn::Lanes(di);
+  const auto* bits = reinterpret_cast<const int32_t*>(p);
+  VI largest = hn::Zero(di);
+  size_t i = 0;
+  for (; i + N <= k; i += N) largest = hn::Max(largest, hn::And(hn::LoadU(di, bits + i), hn::Set(di, 0x7FFF'FFFF)));
+  for (; i < k; ++i) {
+    float value;
+    std::memcpy(&value, p + i, sizeof value);  // the caller's scale tensor may sit off float's alignment
+    if (!std::isfinite(value)) return false;
+  }
+  return hn::AllFalse(di, hn::Gt(largest, hn::Set(di, 0x7F7F'FFFF)));
+}
+
+template <class Input, ElementType kOut>
+void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
+  using XT = typename Input::T;
+  using YT = std::conditional_t<kOut == ElementType::kFloat32, float, uint16_t>;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  HWY_ALIGN uint8_t unpacked[kPadded];
+  HWY_ALIGN XT x_tail[64];
+  HWY_ALIGN float scale_tail[64];
+  HWY_ALIGN float zp_tail[64];
+  HWY_ALIGN YT out_tail[64];
+  HWY_ALIGN YT staged[kPadded];  // the block, when streamed out
+  Operands o;
+  const bool subtract = Input::kSubtractsZeroPoint && c.apply_zero_point;
+  const bool zero_point_codes = kDequantizesWithZeroPointCodes<Input> && subtract;
+  for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
+    const uint64_t at = run.x_index + offset;
+    const uint64_t x_at = at - c.x_first;
+    LoadOperands(c, run, offset, k, &o, zero_point_codes);
+    const XT* x;
+    if constexpr (Input::kPacked) {
+      if (c.x_layout == SubByteLayout::kOneCodePerByte) {
+        x = static_cast<const XT*>(c.x_data) + x_at;  // the codes' own bytes (Load masks them)
+      } else {
+        Unpack(*c.x, c.x_data, x_at, k, unpacked);
+        x = unpacked;
+      }
+    } else {
+      x = static_cast<const XT*>(c.x_data) + x_at;
+    }
+    YT* out = c.stream_output ? staged : static_cast<YT*>(y) + (at - c.y_first);
+    if constexpr (kWordZeroPoint<Input>) {
+      DequantizeWordsBlock<Input, kOut>(run, offset, k, o, x, c.zero_point != nullptr && c.apply_zero_point, out);
+      if (c.stream_output) c.y_stream->Write(staged, k * sizeof(YT), static_cast<YT*>(y) + (at - c.y_first));
+      continue;
+    }
+    const VF scale_constant = hn::Set(df, o.scale.constant);
+    const VF zp_constant = hn::Set(df, o.zero_point.constant);
+    auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
+      VF v = Input::Load(xp);
+      if (subtract) v = hn::Sub(v, zp);
+      StoreAsOutput<kOut>(DequantizedProduct(v, s), destination);
+    };
+    auto body = [&](const XT* xp, const float* sp, const float* zpp, YT* destination) HWY_ATTR {
+      compute(xp, sp ? hn::LoadU(df, sp) : scale_constant, zpp ? hn::LoadU(df, zpp) : zp_constant, destination);
+    };
+    size_t i = 0;
+    if (o.zero_point_codes != nullptr) {  // only where kDequantizesWithZeroPointCodes asked for them
+      if constexpr (kDequantizesWithZeroPointCodes<Input>) {
+        WithZeroPointCodes(c, [&]<ZeroPointCodes kKind>() HWY_ATTR {
+          DequantizeWithZeroPointCodes<Input, kOut, kKind>(x, o.scale.values, scale_constant, o.zero_point_codes, k, out);
+        });
+      }
+    } else if (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr)) {
+      DequantizeUniformBlock<Input, kOut>(c, run, offset, k, o, x, subtract, out);
+    } else {
+      const float* sp = o.scale.values;
+      const float* zpp = o.zero_point.values;
+      // bfloat16 outputs from x without NaN or infinite codes (integers, float4e2m1), every scale
+      // of the block finite: no NaN scale, so the product needs no DequantizedProduct select, and
+      // no product is NaN, so bfloat16 rounds without its NaN select (as DequantizeUniform). 16M
+      // per-axis-last, 2 threads: int8 -> bfloat16 1.61-1.64 -> 1.38-1.41 ms, int4 1.95-1.98 ->
+      // 1.70-1.78, float4e2m1 1.84 -> 1.67-1.71. (Other outputs and float8 x measured up to 25%
+      // slower this way, as the compiler laid the loops out, so they keep the loop below.)
+      if constexpr (kOut == ElementType::kBfloat16 && Input::kFiniteValues) {
+        if (sp != nullptr ? AllFinite(sp, k) : std::isfinite(o.scale.constant)) {
+          for (; i + N <= k; i += N) {
+            VF v = Input::Load(x + i);
+            if (subtract) v = hn::Sub(v, zpp ? hn::LoadU(df, zpp + i) : zp_constant);
+            StoreAsOutput<kOut, false>(hn::Mul(v, sp ? hn::LoadU(df, sp + i) : scale_constant), out + i);
+          }
+        }
+      }
+      for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zpp ? zpp + i : nullptr, out + i);
+      if (i < k) {
+        body(StageTail(x, i, k, x_tail), sp ? StageTail(sp, i, k, scale_tail) : nullptr,
+             zpp ? StageTail(zpp, i, k, zp_tail) : nullptr, out_tail);
+        std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
+      }
+    }
+    if (c.stream_output) c.y_stream->Write(staged, k * sizeof(YT), static_cast<YT*>(y) + (at - c.y_first));
+  }
+}
+
+// --- Fake quantization: DequantizeLinear(QuantizeLinear(x)) without the codes leaving lanes ------
+
+// Decode<F>(Encode<F>(v, saturate)) computed on the value, without forming the code: the same
+// round-to-nearest-even (normal magnitudes on the bit pattern, the carry moving into the
+// exponent; subnormals by adding and subtracting 1.5 * 2^k, k the subnormal spacing's exponent
+// plus 23), and Encode's spellings as Decode reads them back: past the rounding midpoint above the
+// largest value (unless clamped first) infinity or the quiet NaN, NaN as the quiet NaN with x's sign,
+// FNUZ's one NaN code (0x80) as the negative quiet NaN, no -0 where the format has none, and
+// float4's NaN as +6.
+template <const Format& F>
+HWY_INLINE VF RoundThroughFormat(VF v, bool saturate) {
+  const DF df;
+  const DU du;
+  constexpr int m = F.mantissa_bits;
+  constexpr int shift = 23 - m;
+  constexpr float kLargest = magnitude_value(F, F.max_code);
+  const bool clamps = saturate || F.nan_style == NanStyle::kNone;
+  VF magnitude = hn::Abs(v);
+  if (clamps) magnitude = hn::Min(magnitude, hn::Set(df, kLargest));  // NaN lanes are replaced below
+  const VU bits = hn::BitCast(du, magnitude);
+  const VU lsb = hn::And(hn::ShiftRight<shift>(bits), hn::Set(du, 1u));
+  const VU normal = hn::AndNot(hn::Set(du, low_mask(shift)), hn::Add(bits, hn::Add(lsb, hn::Set(du, low_mask(shift - 1)))));
+  constexpr float kSubnormalMagic = 1.5f * exp2f_exact(23 + 1 - F.bias - m);
+  const VF subnormal = hn::Sub(hn::Add(magnitude, hn::Set(df, kSubnormalMagic)), hn::Set(df, kSubnormalMagic));
+  VF rounded = hn::IfThenElse(hn::Lt(magnitude, hn::Set(df, exp2f_exact(1 - F.bias))), subnormal, hn::BitCast(df, normal));
+  const VF quiet_nan = hn::BitCast(df, hn::Set(du, 0x7FC0'0000u));
+  auto overflow = hn::Lt(magnitude, hn::Zero(df));  // none yet
+  if (!clamps) {
+    // Midway between the largest value and the next step; a tie rounds to the even neighbour.
+    constexpr float kLimit = (kLargest + magnitude_value(F, F.max_code + 1)) / 2;
+    overflow = (F.max_code & 1) == 0 ? hn::Gt(magnitude, hn::Set(df, kLimit)) : hn::Ge(magnitude, hn::Set(df, kLimit));
+    const VF overflowed = F.has_infinity ? hn::BitCast(df, hn::Set(du, 0x7F80'0000u)) : quiet_nan;
+    rounded = hn::IfThenElse(overflow, overflowed, rounded);
+  }
+  const auto is_nan = hn::IsNaN(v);
+  if constexpr (F.nan_style != NanStyle::kNone) rounded = hn::IfThenElse(is_nan, quiet_nan, rounded);
+  const VU sign = hn::And(hn::BitCast(du, v), hn::Set(du, 0x8000'0000u));
+  VF value;
+  if constexpr (F.has_negative_zero) {
+    value = hn::Or(rounded, hn::BitCast(df, sign));
+  } else {  // the sign goes only on nonzero magnitudes
+    const auto nonzero = hn::RebindMask(df, hn::Ne(hn::BitCast(du, rounded), hn::Zero(du)));
+    value = hn::Or(rounded, hn::IfThenElseZero(nonzero, hn::BitCast(df, sign)));
+  }
+  if constexpr (F.nan_style == NanStyle::kNegativeZero) {
+    value = hn::IfThenElse(hn::Or(is_nan, overflow), hn::BitCast(df, hn::Set(du, 0xFFC0'0000u)), value);
+  } else if constexpr (F.nan_style == NanStyle::kNone) {
+    value = hn::IfThenElse(is_nan, hn::Set(df, kLargest), value);
+  }
+  return value;
+}
+
+// The value DequantizeLinear reads back from QuantizeLinear's code of q, without forming the code:
+// an integer code minus its zero point; a float code's value (its zero point, required 0 by
+// DequantizeLinear, is added where QuantizeLinear adds it and never subtracted).
+template <class Output>
+HWY_INLINE VF DequantizedCode(const Context& c, VF q, VF zp, const typename Output::Bounds& bounds) {
+  if constexpr (Output::kIsInteger) {
+    return Output::ValueMinusZeroPoint(q, bounds);
+  } else {
+    if constexpr (Output::kAddsZero) {
+      if (c.apply_zero_point) q = hn::IfThenElse(hn::IsNaN(q), q, hn::Add(q, zp));
+    }
+    return RoundThroughFormat<Output::kFormat>(q, c.saturate);
+  }
+}
+
+// A block of float32 results (lanes up to a whole vector past k) to y as its output type, with
+// streaming stores when the output is streamed.
+void StoreBlock(const Context& c, const float* values, size_t k, void* y, uint64_t y_at);  // kernels.cpp
+
+// Fake-quant of whole vectors [0, count) of x with one scale (divided in float32) and one zero
+// point, and the range mask when `mask` is not null: the hot loop of per-tensor and per-block
+// plans. Without a mask and with a non-NaN scale (the only case where DequantizedProduct's NaN
+// choice matters) the product is a plain multiplication. kByReciprocal (one scale for a whole
+// stretch, not per block): the quotient by the scale's reciprocal where QuantizeStretch takes it.
+template <class Output, ElementType kX, bool kByReciprocal = false>
+HWY_INLINE void FakeQuantUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, float scale, VF zp,
+                                 const typename Output::Bounds& bounds, float* out, uint8_t* mask) {
+  using RangeMask = std::conditional_t<Output::kIsInteger, IntegerRangeMask, FloatRangeMask>;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const VF s = hn::Set(df, scale);
+  if (mask == nullptr && !std::isnan(scale)) {
+    if constexpr (kByReciprocal && kQuantizesByReciprocal<Output>) {
+      // As QuantizeStretch: one scale for the stretch, by its reciprocal where that is exact.
+      const float r = 1.0f / scale;
+      if (c.by_reciprocal && std::isnormal(r)) {
+        const VF reciprocal = hn::Set(df, r);
+        for (size_t i = 0; i < count; i += N) {
+          const VF value = Output::ValueMinusZeroPointByReciprocal(XInput<kX>::Load(x + i), s, reciprocal, bounds);
+          hn::StoreU(hn::Mul(value, s), df, out + i);
+        }
+        return;
+      }
+    }
+    for (size_t i = 0; i < count; i += N) {
+      hn::StoreU(hn::Mul(DequantizedCode<Output>(c, hn::Div(XInput<kX>::Load(x + i), s), zp, bounds), s), df, out + i);
+    }
+    return;
+  }
+  // The mask's stores are bytes, which may alias anything reachable through c: a local copy of
+  // the context and bounds keeps the compiler from reloading them after every store.
+  const Context local = c;
+  const typename Output::Bounds local_bounds = bounds;
+  for (size_t i = 0; i < count; i += N) {
+    const VF q = hn::Div(XInput<kX>::Load(x + i), s);
+    const VF value = DequantizedCode<Output>(local, q, zp, local_bounds);
+    hn::StoreU(DequantizedProduct(value, s), df, out + i);
+    if (mask == nullptr) continue;
+    if constexpr (Output::kIsInteger) {
+      // value is round(clamp(q, lowest - zp, max - zp)); as both bounds are integers, round(q)
+      // equals it exactly when round(q) lies within them (IntegerRangeMask's rule); NaN never does.
+      StoreLowBytes(hn::IfThenElseZero(hn::RebindMask(DI(), hn::Eq(hn::Round(q), value)), hn::Set(DI(), 1)), mask + i);
+    } else {
+      StoreLowBytes(RangeMask::Codes(local, q, zp, {}), mask + i);
+    }
+  }
+}
+
+// Elements of block b of a stretch (per_block: the block's own operands; else the constants).
+template <class Output, ElementType kX>
+HWY_INLINE void FakeQuantStretch(const Context& c, const Operands& o, uint64_t b, const typename XInput<kX>::T* from,
+                                 size_t count, VF zp_constant, const typename Output::Bounds& bounds_constant, float* to,
+                                 uint8_t* mask) {
+  if (!o.per_block) {
+    FakeQuantUniform<Output, kX, true>(c, from, count, o.scale.constant, zp_constant, bounds_constant, to, mask);
+    return;
+  }
+  const VF zp = c.zero_point != nullptr ? hn::Set(DF(), o.zero_point.block[b]) : zp_constant;
+  FakeQuantUniform<Output, kX>(c, from, count, o.scale.block[b], zp,
+                               c.zero_point != nullptr ? Output::MakeBounds(zp) : bounds_constant, to, mask);
+}
+
+// One block of a run with constant or per-block operands, divided in float32; the range mask goes
+// to `mask` (indexed like out) when it is not null.
+template <class Output, ElementType kX>
+void FakeQuantUniformBlock(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
+                           const typename XInput<kX>::T* x, VF zp_constant, const typename Output::Bounds& bounds_constant,
+                           float* out, uint8_t* mask) {
+  const size_t N = hn::Lanes(DF());
+  const size_t whole = k - k % N;
+  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
+    FakeQuantStretch<Output, kX>(c, o, block, x + i, count, zp_constant, bounds_constant, out + i,
+                                 mask != nullptr ? mask + i : nullptr);
+  });
+  if (whole < k) {
+    HWY_ALIGN typename XInput<kX>::T x_tail[64];
+    HWY_ALIGN float out_tail[64];
+    HWY_ALIGN uint8_t mask_tail[64];
+    FakeQuantStretch<Output, kX>(c, o, b, StageTail(x, whole, k, x_tail), N, zp_constant, bounds_constant, out_tail,
+                                 mask != nullptr ? mask_tail : nullptr);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(float));
+    if (mask != nullptr) std::memcpy(mask + whole, mask_tail, k - whole);
+  }
+}
+
+// QuantizeRun's arithmetic (the quotient in the division precision, Output::Codes) followed in
+// the same lanes by DequantizeRun's (the codes' values times the scale as DequantizeLinear reads
+// it, unrounded). y is float32, float16 or bfloat16 (c.y).
+template <class Output, ElementType kX>
+void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
+  using XT = typename XInput<kX>::T;
+  const DF df;
+  const Precision precision = c.precision;
+  // float32 y not streamed is written in place; otherwise the block is staged here first.
+  const bool in_place = c.y->type == ElementType::kFloat32 && !c.stream_output;
+  HWY_ALIGN float staged[kPadded];
+  HWY_ALIGN uint8_t mask_block[kPadded];
+  using RangeMask = std::conditional_t<Output::kIsInteger, IntegerRangeMask, FloatRangeMask>;
+  // As QuantizeRun: operands already exact in the precision are not rounded again.
+  const bool own_precision = ExactInPrecision(kX, precision);
+  const bool round_x = precision != Precision::kFloat32 && !own_precision;
+  const bool round_scale = precision != Precision::kFloat32 && !ExactInPrecision(c.scale->type, precision);
+  Operands o;
+  for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
+    const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
+    const uint64_t at = run.x_index + offset;
+    const uint64_t y_at = at - c.y_first;
+    const XT* x = static_cast<const XT*>(c.x_data) + (at - c.x_first);
+    LoadOperands(c, run, offset, k, &o);
+    const VF zp_constant = hn::Set(df, o.zero_point.constant);
+    const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
+    float* out = in_place ? static_cast<float*>(y) + y_at : staged;
+    // The divisor in the division precision; DequantizeLinear multiplies by the scale as it is.
+    auto compute = [&](const XT* xp, VF s, bool, VF zp, const typename Output::Bounds& bounds, float* destination,
+                       size_t i) HWY_ATTR {
+      VF xv = XInput<kX>::Load(xp);
+      if (round_x) xv = RoundToPrecision(precision, xv);
+      const VF divisor = round_scale ? RoundToPrecision(precision, s) : s;
+      VF q = hn::Div(xv, divisor);
+      if (own_precision) {
+        q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+      } else if (precision != Precision::kFloat32) {
+        q = RoundToPrecision(precision, q);
+      }
+      const VF value = DequantizedCode<Output>(c, q, zp, bounds);
+      hn::StoreU(DequantizedProduct(value, s), df, destination);
+      if (c.mask != nullptr) StoreLowBytes(RangeMask::Codes(c, q, zp, {}), mask_block + i);
+    };
+    if (precision == Precision::kFloat32 &&
+        (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr))) {
+      FakeQuantUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, out,
+                                        c.mask != nullptr ? mask_block : nullptr);
+    } else {
+      WalkVectors<Output>(c, run, offset, k, o, x, hn::Set(df, o.scale.constant), zp_constant, bounds_constant, out,
+                          compute);
+    }
+    if (!in_place) StoreBlock(c, staged, k, y, y_at);
+    if (c.mask != nullptr) {
+      if (c.stream_output) {
+        c.mask_stream->Write(mask_block, k, c.mask + y_at);
+      } else {
+        std::memcpy(c.mask + y_at, mask_block, k);
+      }
+    }
+  }
+}
+
+// --- Selection, once per call ---------------------------------------------------------------
+
+using RunFunction = void (*)(const Context&, const exec::Run&, void*);
+
+// QuantizeRun of Output for x of each type the quantize kernels take.
+template <class Output>
+RunFunction SelectQuantizeInput(ElementType x) {
+  switch (x) {
+    case ElementType::kFloat16: return &QuantizeRun<Output, ElementType::kFloat16>;
+    case ElementType::kBfloat16: return &QuantizeRun<Output, ElementType::kBfloat16>;
+    case ElementType::kInt32: return &QuantizeRun<Output, ElementType::kInt32>;
+    default: return &QuantizeRun<Output, ElementType::kFloat32>;
+  }
+}
+
+// kernels.cpp: the quantize run of (x, scale, output, division precision), or null where no kernel
+// covers it; the range-mask run of a quantize plan, or null.
+RunFunction SelectQuantize(ElementType x, ElementType scale, ElementType out, Precision precision);
+RunFunction SelectRangeMask(const Plan& plan);
+// SelectQuantize's groups of outputs, a translation unit each; null for an output outside the group.
+// Quark's outputs (32-bit integers, float16, bfloat16) are asked for with float32 x only.
+RunFunction SelectQuantizeToIntegers(ElementType x, ElementType out);  // kernels_quantize_integer.cpp: 8, 16, 32 bits
+RunFunction SelectQuantizeToSubBytes(ElementType x, ElementType out);  // kernels_quantize_sub_byte.cpp: 4 and 2 bits
+RunFunction SelectQuantizeToFloats(ElementType x, ElementType out);    // kernels_quantize_float.cpp
+// kernels_dequantize.cpp: the dequantize run of (x, output), or null.
+RunFunction SelectDequantize(ElementType x, ElementType out);
+// kernels_fake_quant.cpp: the in-lane fake-quant run of a quantize plan, or null.
+RunFunction SelectFakeQuant(const Plan& quantize);
+
+}  // namespace HWY_NAMESPACE
+}  // namespace qdq::kernels
+HWY_AFTER_NAMESPACE();
+
+#endif  // QDQ_KERNELS_KERNELS_INL_H_ (per target)
