@@ -453,5 +453,27 @@ TEST(Toolkit, ErrorsNameTheValueAndTheRule) {
   EXPECT_NE(s.message().find("zero_point has shape [3] but must have shape []"), std::string::npos) << s.message();
 }
 
+// A refused call writes none of its outputs: DynamicQuantizeLinear with a y of the wrong shape
+// used to return the error after storing y_scale and y_zero_point (found by the toolkit fuzzer).
+TEST(Toolkit, DynamicQuantizeLinearRefusedLeavesItsScalarsAlone) {
+  const std::vector<float> x = {-1.0f, 0.5f, 2.0f, 3.0f};
+  const std::vector<int64_t> shape = {4}, wrong = {3};
+  std::vector<uint8_t> y(4, 0xAB);
+  float scale = -7.0f;
+  uint8_t zero_point = 99;
+  const Status s = dynamic_quantize_linear({ElementType::kFloat32, shape, x.data()},
+                                           {ElementType::kUint8, wrong, y.data()}, &scale, &zero_point);
+  EXPECT_NE(s.message().find("y has shape [3]"), std::string::npos) << s.message();
+  EXPECT_EQ(scale, -7.0f);
+  EXPECT_EQ(zero_point, 99);
+  EXPECT_EQ(y, std::vector<uint8_t>(4, 0xAB));
+  // The same call with a right y: scale 4 / 255, zero point rint(1 / scale) = rint(63.75) = 64.
+  ASSERT_TRUE(dynamic_quantize_linear({ElementType::kFloat32, shape, x.data()}, {ElementType::kUint8, shape, y.data()},
+                                      &scale, &zero_point)
+                  .ok());
+  EXPECT_EQ(scale, 4.0f / 255.0f);
+  EXPECT_EQ(zero_point, 64);
+}
+
 }  // namespace
 }  // namespace qdq

@@ -810,6 +810,7 @@ Status dynamic_quantize_linear(const TensorView& x, const MutableTensorView& y, 
   if (y_scale == nullptr || y_zero_point == nullptr) {
     return Status::invalid_argument(op + ": y_scale and y_zero_point outputs must not be null");
   }
+  if (Status s = check_output(op.c_str(), "y", y, ElementType::kUint8, x.shape, count); !s.ok()) return s;
   const Result<Geometry> g = make_geometry(x.shape, QparamsOptions{});  // per-tensor: one group
   if (!g.ok()) return g.status();
   const Extremes e = reduce_all(x, g.value(), execution.parallel_for)[0];
@@ -824,19 +825,20 @@ Status dynamic_quantize_linear(const TensorView& x, const MutableTensorView& y, 
   // Python: min(255, v) is 255 unless v < 255; max(0, m) is 0 unless m > 0.
   const float upper = initial < 255.0f ? initial : 255.0f;
   const float clipped = upper > 0.0f ? upper : 0.0f;
-  const double zero_point = codec::round_half_even(clipped);
-  *y_scale = scale;
-  *y_zero_point = static_cast<uint8_t>(zero_point);
+  const auto zero_point = static_cast<uint8_t>(codec::round_half_even(clipped));
 
+  // The caller's scalars are written only once y is: a failed call leaves every output alone.
   const int64_t scalar_shape[1] = {1};
-  const TensorView scale_view{ElementType::kFloat32, std::span<const int64_t>(scalar_shape, 0), y_scale};
-  const TensorView zero_point_view{ElementType::kUint8, std::span<const int64_t>(scalar_shape, 0), y_zero_point};
+  const TensorView scale_view{ElementType::kFloat32, std::span<const int64_t>(scalar_shape, 0), &scale};
+  const TensorView zero_point_view{ElementType::kUint8, std::span<const int64_t>(scalar_shape, 0), &zero_point};
   QuantizeLinearAttributes attributes;
   attributes.opset = 11;
   Result<Plan> plan = plan_quantize_linear(x, scale_view, &zero_point_view, attributes);
   if (!plan.ok()) return plan.status();
-  if (Status s = check_output(op.c_str(), "y", y, ElementType::kUint8, x.shape, count); !s.ok()) return s;
-  return execute(plan.value(), y, execution);
+  if (Status s = execute(plan.value(), y, execution); !s.ok()) return s;
+  *y_scale = scale;
+  *y_zero_point = zero_point;
+  return {};
 }
 
 }  // namespace qdq
