@@ -141,6 +141,17 @@ qdq::Status check_output_rank(const std::string& op, const char* function, const
                                        " but the output has x's shape " + x_shape + "] (" + function + ")");
 }
 
+// The toolkit's outputs: a rank other than the one the output must have is refused from the rank
+// alone, before anything (a message that formats the shape included) reads the caller's dims, of
+// which there are only `rank`.
+qdq::Status check_toolkit_rank(const char* function, const char* role, const qdq::MutableTensorView& out,
+                               size_t rank, const char* whose) {
+  if (out.shape.size() == rank) return {};
+  return qdq::Status::invalid_argument(std::string(function) + ": output '" + role + "' has rank " +
+                                       std::to_string(out.shape.size()) + " but must have rank " + std::to_string(rank) +
+                                       " (" + whose + ")");
+}
+
 // Plans with `planner`, then executes into y.
 template <class Planner>
 qdq_status_code plan_and_run(const char* function, const Roles& roles, const qdq_tensor* x,
@@ -212,7 +223,17 @@ qdq::Status to_toolkit(const char* function, const qdq_tensor* x, const qdq_qpar
   }
   if (qdq::Status s = to_view(function, "scale", scale, &t->scale); !s.ok()) return s;
   t->has_zero_point = zero_point != nullptr;
-  if (zero_point != nullptr) return to_view(function, "zero_point", zero_point, &t->zero_point);
+  if (zero_point != nullptr) {
+    if (qdq::Status s = to_view(function, "zero_point", zero_point, &t->zero_point); !s.ok()) return s;
+  }
+  if (y != nullptr) {
+    if (qdq::Status s = check_toolkit_rank(function, "y", t->y, t->x.shape.size(), "x's"); !s.ok()) return s;
+  }
+  const qdq::Result<std::vector<int64_t>> groups = qdq::qparams_shape(t->x.shape, t->options);
+  if (!groups.ok()) return groups.status();
+  const char* whose = "the scales' shape for x and the options";
+  if (qdq::Status s = check_toolkit_rank(function, "scale", t->scale, groups->size(), whose); !s.ok()) return s;
+  if (zero_point != nullptr) return check_toolkit_rank(function, "zero_point", t->zero_point, groups->size(), whose);
   return {};
 }
 
@@ -508,6 +529,7 @@ qdq_status_code qdq_dynamic_quantize_linear(const qdq_tensor* x, const qdq_mutab
     if (qdq::Status s = to_view(function, "y", y, &yv); !s.ok()) return s;
     if (y_scale == nullptr) return null_argument(function, "y_scale");
     if (y_zero_point == nullptr) return null_argument(function, "y_zero_point");
+    if (qdq::Status s = check_toolkit_rank(function, "y", yv, xv.shape.size(), "x's"); !s.ok()) return s;
     return qdq::dynamic_quantize_linear(xv, yv, y_scale, y_zero_point);
   });
 }
@@ -530,6 +552,7 @@ qdq_status_code qdq_mx_quantize_dequantize(const qdq_tensor* x, const qdq_mx_att
     qdq::MutableTensorView out;
     if (qdq::Status s = to_view(kFunction, "x", x, &in); !s.ok()) return s;
     if (qdq::Status s = to_view(kFunction, "y", y, &out); !s.ok()) return s;
+    if (qdq::Status s = check_toolkit_rank(kFunction, "y", out, in.shape.size(), "x's"); !s.ok()) return s;
     qdq::MxQuantizeDequantizeAttributes a;
     a.element_dtype = attributes->element_dtype;
     a.axis = attributes->axis;
@@ -549,6 +572,7 @@ qdq_status_code qdq_bfp_quantize_dequantize(const qdq_tensor* x, const qdq_bfp_a
     qdq::MutableTensorView out;
     if (qdq::Status s = to_view(kFunction, "x", x, &in); !s.ok()) return s;
     if (qdq::Status s = to_view(kFunction, "y", y, &out); !s.ok()) return s;
+    if (qdq::Status s = check_toolkit_rank(kFunction, "y", out, in.shape.size(), "x's"); !s.ok()) return s;
     qdq::BfpQuantizeDequantizeAttributes a;
     a.bfp_method = attributes->bfp_method;
     a.axis = attributes->axis;

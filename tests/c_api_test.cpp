@@ -785,4 +785,58 @@ TEST(CApiToolkit, DynamicQuantizeLinear) {
   EXPECT_NE(std::string(qdq_last_error()).find("'y_scale' is NULL"), std::string::npos) << qdq_last_error();
 }
 
+// The toolkit's outputs get the rule of finding 4: a rank other than the one the output must
+// have is refused from the rank alone, because the caller's shape array holds only `rank` dims and
+// the messages format shapes (the toolkit fuzzer's first memory finding: DynamicQuantizeLinear's
+// y of rank 2 over one dim made the shape message read past the array). Every output of every
+// toolkit entry point, with its dims ending at a guard page.
+TEST(CApiToolkit, OutputRanksAreCheckedBeforeTheirDimsAreRead) {
+  const float x[4] = {-1.0f, 0.5f, 2.0f, 3.0f};
+  const std::vector<int64_t> x_shape = {4};
+  const qdq_tensor xt = tensor(kFloat, x_shape, x);
+  uint8_t y[4] = {};
+  float y_float[4] = {};
+  float scale = 0.0f;
+  uint8_t zero_point = 0;
+  GuardedShape one_dim({4});
+  ASSERT_NE(one_dim.dims(), nullptr);
+  qdq_qparams_options o;
+  qdq_qparams_options_init(&o);
+  o.quantized_type = kUint8;
+  o.granularity = QDQ_PER_AXIS;
+  o.axis = 0;  // scales of shape [4]
+  for (const int32_t rank : {2, 8, 64}) {
+    const std::string rank_text = std::to_string(rank);
+    const qdq_mutable_tensor bad_y{kUint8, rank, one_dim.dims(), y};
+    const qdq_mutable_tensor bad_y_float{kFloat, rank, one_dim.dims(), y_float};
+    const qdq_mutable_tensor bad_scale{kFloat, rank, one_dim.dims(), y_float};
+    const qdq_mutable_tensor bad_zero_point{kUint8, rank, one_dim.dims(), y};
+    const qdq_mutable_tensor good_y{kUint8, 1, one_dim.dims(), y};
+    const qdq_mutable_tensor good_scale{kFloat, 1, one_dim.dims(), y_float};
+    const qdq_mutable_tensor good_zero_point{kUint8, 1, one_dim.dims(), y};
+
+    EXPECT_EQ(qdq_dynamic_quantize_linear(&xt, &bad_y, &scale, &zero_point), QDQ_INVALID_ARGUMENT);
+    EXPECT_ERROR_MENTIONS("output 'y' has rank", rank_text.c_str());
+    EXPECT_EQ(qdq_compute_qparams(&xt, &o, &bad_scale, &good_zero_point), QDQ_INVALID_ARGUMENT);
+    EXPECT_ERROR_MENTIONS("output 'scale' has rank", rank_text.c_str());
+    EXPECT_EQ(qdq_compute_qparams(&xt, &o, &good_scale, &bad_zero_point), QDQ_INVALID_ARGUMENT);
+    EXPECT_ERROR_MENTIONS("output 'zero_point' has rank", rank_text.c_str());
+    EXPECT_EQ(qdq_dynamic_quantize(&xt, &o, &bad_y, &good_scale, &good_zero_point), QDQ_INVALID_ARGUMENT);
+    EXPECT_ERROR_MENTIONS("output 'y' has rank", rank_text.c_str());
+    qdq_mx_attributes mx;
+    qdq_mx_attributes_init(&mx);
+    mx.axis = 0;
+    EXPECT_EQ(qdq_mx_quantize_dequantize(&xt, &mx, &bad_y_float), QDQ_INVALID_ARGUMENT);
+    EXPECT_ERROR_MENTIONS("output 'y' has rank", rank_text.c_str());
+    qdq_bfp_attributes bfp;
+    qdq_bfp_attributes_init(&bfp);
+    bfp.axis = 0;
+    EXPECT_EQ(qdq_bfp_quantize_dequantize(&xt, &bfp, &bad_y_float), QDQ_INVALID_ARGUMENT);
+    EXPECT_ERROR_MENTIONS("output 'y' has rank", rank_text.c_str());
+    // The same calls with the right ranks go through.
+    EXPECT_EQ(qdq_dynamic_quantize_linear(&xt, &good_y, &scale, &zero_point), QDQ_OK) << qdq_last_error();
+    EXPECT_EQ(qdq_dynamic_quantize(&xt, &o, &good_y, &good_scale, &good_zero_point), QDQ_OK) << qdq_last_error();
+  }
+}
+
 }  // namespace
