@@ -453,6 +453,35 @@ TEST(Toolkit, ErrorsNameTheValueAndTheRule) {
   EXPECT_NE(s.message().find("zero_point has shape [3] but must have shape []"), std::string::npos) << s.message();
 }
 
+// An x with no element: dynamic_quantize writes the scales and zero points compute_qparams gives
+// for its groups (they are still there: one per tensor, or zero-length blocks), as the two calls
+// composed would; it had returned without writing them (found by the toolkit fuzzer: bfloat16 x
+// of shape [3, 0, 3], MX floor to float8e4m3fn, e8m0 scale 0x2c left where compute_qparams writes
+// 0x00).
+TEST(Toolkit, DynamicQuantizeOfAnEmptyTensorWritesCompute_qparamsScales) {
+  const std::vector<int64_t> shape = {3, 0, 3};
+  struct Case {
+    ElementType type, scale_type;
+    ScaleMethod method;
+  };
+  for (const Case& c : {Case{ElementType::kInt8, ElementType::kFloat32, ScaleMethod::kMinMax},
+                        Case{ElementType::kFloat8E4M3FN, ElementType::kFloat8E8M0, ScaleMethod::kMxFloor}}) {
+    QparamsOptions o;
+    o.quantized_type = c.type;
+    o.scale_type = c.scale_type;
+    o.method = c.method;
+    std::vector<uint8_t> scale(4, 0x2C), zero_point(1, 0x2C), want_scale(4, 0x5A), want_zero_point(1, 0x5A);
+    const std::vector<int64_t> scalar = {};
+    MutableTensorView zv{c.type, scalar, zero_point.data()}, want_zv{c.type, scalar, want_zero_point.data()};
+    const TensorView xv{ElementType::kBfloat16, shape, nullptr};
+    ASSERT_TRUE(dynamic_quantize(xv, o, {c.type, shape, nullptr}, {c.scale_type, scalar, scale.data()}, &zv).ok());
+    ASSERT_TRUE(compute_qparams(xv, o, {c.scale_type, scalar, want_scale.data()}, &want_zv).ok());
+    const size_t scale_bytes = info(c.scale_type).bits / 8;
+    EXPECT_TRUE(std::equal(scale.begin(), scale.begin() + scale_bytes, want_scale.begin())) << info(c.type).name;
+    EXPECT_EQ(zero_point, want_zero_point) << info(c.type).name;
+  }
+}
+
 // A refused call writes none of its outputs: DynamicQuantizeLinear with a y of the wrong shape
 // used to return the error after storing y_scale and y_zero_point (found by the toolkit fuzzer).
 TEST(Toolkit, DynamicQuantizeLinearRefusedLeavesItsScalarsAlone) {
