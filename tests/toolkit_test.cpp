@@ -482,6 +482,33 @@ TEST(Toolkit, DynamicQuantizeOfAnEmptyTensorWritesCompute_qparamsScales) {
   }
 }
 
+// A refused dynamic_quantize leaves the caller's zero points alone: float6 has scales
+// (compute_qparams) but is no QuantizeLinear output, so the quantize plan is refused, and the +0
+// zero-point codes of float types had been written before it was made (found by the toolkit
+// fuzzer).
+TEST(Toolkit, DynamicQuantizeRefusedByThePlannerLeavesTheZeroPointsAlone) {
+  const std::vector<float> x = {-1.0f, 0.5f, 2.0f, 3.0f};
+  const std::vector<int64_t> shape = {4}, scalar = {};
+  QparamsOptions o;
+  o.quantized_type = ElementType::kFloat6E3M2;
+  o.method = ScaleMethod::kSymmetric;
+  float scale = -7.0f;
+  uint8_t zero_point = 0x62;
+  std::vector<uint8_t> y(4, 0xAB);
+  MutableTensorView zv{o.quantized_type, scalar, &zero_point};
+  const Status s = dynamic_quantize({ElementType::kFloat32, shape, x.data()}, o, {o.quantized_type, shape, y.data()},
+                                    {ElementType::kFloat32, scalar, &scale}, &zv);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("dynamic_quantize"), std::string::npos) << s.message();
+  EXPECT_EQ(zero_point, 0x62);
+  EXPECT_EQ(scale, -7.0f);
+  EXPECT_EQ(y, std::vector<uint8_t>(4, 0xAB));
+  // compute_qparams gives float6 its scales: max|x| / max(T) = 3 / 28, zero point +0.
+  ASSERT_TRUE(compute_qparams({ElementType::kFloat32, shape, x.data()}, o, {ElementType::kFloat32, scalar, &scale}, &zv).ok());
+  EXPECT_EQ(scale, 3.0f / 28.0f);
+  EXPECT_EQ(zero_point, 0);
+}
+
 // A refused call writes none of its outputs: DynamicQuantizeLinear with a y of the wrong shape
 // used to return the error after storing y_scale and y_zero_point (found by the toolkit fuzzer).
 TEST(Toolkit, DynamicQuantizeLinearRefusedLeavesItsScalarsAlone) {

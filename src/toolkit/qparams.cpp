@@ -697,21 +697,25 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
                                     " is not an output of QuantizeLinear (compute_qparams gives its scales)");
   }
   if (Status s = check_output(op, "y", y, options.quantized_type, x.shape, g.element_count); !s.ok()) return s;
-  // Float types' zero points are +0 codes, written before planning (the planner checks them).
-  if (zero_point != nullptr && q.is_float()) {
-    std::memset(zero_point->data, 0, storage_bytes(q.type, g.group_count, zero_point->layout));
-  }
-
-  // The quantize plan reads the scales and zero points this call writes.
+  // The quantize plan reads the scales and zero points this call writes. Float types' zero points
+  // are +0 codes, which the planner checks: it is given zeros of this call's own, and the caller's
+  // are written only once the plan is accepted (a refused call leaves every output alone).
   const TensorView scale_in{scale.type, scale.shape, scale.data, scale.layout};
-  const TensorView zero_point_in =
+  TensorView zero_point_in =
       zero_point != nullptr ? TensorView{zero_point->type, zero_point->shape, zero_point->data, zero_point->layout} : TensorView{};
+  const bool float_zero_points = zero_point != nullptr && q.is_float();
+  std::vector<unsigned char> float_zero_point_codes;
+  if (float_zero_points) {
+    float_zero_point_codes.assign(storage_bytes(q.type, g.group_count, zero_point->layout), 0);
+    zero_point_in.data = float_zero_point_codes.data();
+  }
   QuantizeLinearAttributes attributes;
   attributes.axis = g.granularity == Granularity::kPerTensor ? 1 : g.axis;
   attributes.block_size = g.granularity == Granularity::kBlocked ? static_cast<int64_t>(g.block) : 0;
   if (zero_point == nullptr) attributes.output_dtype = static_cast<int64_t>(options.quantized_type);
   Result<Plan> plan = plan_quantize_linear(x, scale_in, zero_point != nullptr ? &zero_point_in : nullptr, attributes);
   if (!plan.ok()) return Status::invalid_argument(std::string(op) + ": " + plan.status().message());
+  if (float_zero_points) std::memset(zero_point->data, 0, float_zero_point_codes.size());
   // No element: no code to write, but the groups (a per-tensor one, or those of zero-length blocks)
   // still get compute_qparams' scales, as the two calls composed would give.
   if (g.element_count == 0) return compute_qparams(x, options, scale, zero_point, execution);
