@@ -715,7 +715,7 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   if (zero_point == nullptr) attributes.output_dtype = static_cast<int64_t>(options.quantized_type);
   Result<Plan> plan = plan_quantize_linear(x, scale_in, zero_point != nullptr ? &zero_point_in : nullptr, attributes);
   if (!plan.ok()) return Status::invalid_argument(std::string(op) + ": " + plan.status().message());
-  if (float_zero_points) std::memset(zero_point->data, 0, float_zero_point_codes.size());
+  if (!float_zero_point_codes.empty()) std::memset(zero_point->data, 0, float_zero_point_codes.size());
   // No element: no code to write, but the groups (a per-tensor one, or those of zero-length blocks)
   // still get compute_qparams' scales, as the two calls composed would give.
   if (g.element_count == 0) return compute_qparams(x, options, scale, zero_point, execution);
