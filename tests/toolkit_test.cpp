@@ -509,6 +509,26 @@ TEST(Toolkit, DynamicQuantizeRefusedByThePlannerLeavesTheZeroPointsAlone) {
   EXPECT_EQ(zero_point, 0);
 }
 
+// The refusal of a float quantized type with an integer method names the type's largest value;
+// bfloat16's (3.4e38) had been converted to int for the message, which is undefined behaviour
+// (UndefinedBehaviorSanitizer in the toolkit fuzzer; -2147483648 in the text on x86).
+TEST(Toolkit, FloatTypeWithAnIntegerMethodNamesItsLargestValue) {
+  const std::vector<float> x(4, 1.0f);
+  const std::vector<int64_t> shape = {4}, scalar = {};
+  float scale = 0.0f;
+  for (const auto& [type, largest] : {std::pair{ElementType::kBfloat16, "3.38953139e+38"},
+                                      std::pair{ElementType::kFloat16, "65504"},
+                                      std::pair{ElementType::kFloat8E4M3FN, "448"}}) {
+    QparamsOptions o;
+    o.quantized_type = type;
+    o.method = ScaleMethod::kMinMax;
+    const Status s = compute_qparams({ElementType::kFloat32, shape, x.data()}, o, {ElementType::kFloat32, scalar, &scale},
+                                     nullptr);
+    EXPECT_NE(s.message().find(std::string("takes symmetric (max|x| / ") + largest + ")"), std::string::npos)
+        << s.message();
+  }
+}
+
 // A refused call writes none of its outputs: DynamicQuantizeLinear with a y of the wrong shape
 // used to return the error after storing y_scale and y_zero_point (found by the toolkit fuzzer).
 TEST(Toolkit, DynamicQuantizeLinearRefusedLeavesItsScalarsAlone) {

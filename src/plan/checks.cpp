@@ -14,14 +14,14 @@ namespace {
 constexpr size_t kMaxRank = 64;
 constexpr uint64_t kMaxCount = uint64_t{1} << 62;
 
+}  // namespace
+
 std::string format_number(double value) {
   std::ostringstream out;
   out.precision(9);
   out << value;
   return out.str();
 }
-
-}  // namespace
 
 std::string shape_string(std::span<const int64_t> shape) {
   std::string text = "[";

@@ -12,6 +12,8 @@
 namespace qdq::plan {
 
 std::string shape_string(std::span<const int64_t> shape);
+// A value for a message: up to 9 significant digits (every float32 exactly), any magnitude.
+std::string format_number(double value);
 std::string type_list(std::span<const ElementType> types);
 
 // A view is well formed: known type code, non-negative dims, element count and byte size that fit

@@ -134,7 +134,7 @@ Result<Rules> make_rules(const QparamsOptions& o) {
   if (q->is_float()) {
     if (o.method != ScaleMethod::kSymmetric) {
       return invalid("method " + method + " needs an integer quantized_type; " + std::string(q->name) +
-                     " takes symmetric (max|x| / " + std::to_string(static_cast<int>(q->max)) + ") or the mx_* methods");
+                     " takes symmetric (max|x| / " + plan::format_number(q->max) + ") or the mx_* methods");
     }
     r.divisor = static_cast<float>(q->max);
     return r;
