@@ -13,6 +13,7 @@
 
 #include "qdq/qdq.hpp"
 #include "qdq/toolkit.hpp"
+#include "kernels/kernels.h"  // every SIMD target
 
 namespace {
 
@@ -757,6 +758,28 @@ TEST(CApiToolkit, OddAddressedTensorsMatchAligned) {
     ASSERT_EQ(qdq_mx_quantize_dequantize(&aligned_x, &mx, &want_ft), QDQ_OK) << qdq_last_error();
     ASSERT_EQ(qdq_mx_quantize_dequantize(&odd_x, &mx, &ft), QDQ_OK) << qdq_last_error();
     EXPECT_EQ(std::memcmp(y_bytes.data() + offset, want_fake.data(), 4 * kCount), 0) << "offset " << offset;
+    // Blocks of 2 and 3 along the last axis (not whole vectors): each vector takes one element of
+    // each of `lanes` blocks of a row, gathered from x and scattered to y; on every target, and in
+    // place. AVX2 emulates the scatter: Highway's emulation stored through a misaligned float*
+    // (UndefinedBehaviorSanitizer, found by the toolkit fuzzer).
+    for (const int64_t block : {2, 3}) {
+      mx.axis = 1;
+      mx.block_size = block;
+      ASSERT_EQ(qdq_mx_quantize_dequantize(&aligned_x, &mx, &want_ft), QDQ_OK) << qdq_last_error();
+      for (const int64_t target : qdq::kernels::supported_targets()) {
+        qdq::kernels::force_target(target);
+        const std::string where = qdq::kernels::target_name(target) + " block " + std::to_string(block) + " offset " +
+                                  std::to_string(offset);
+        ASSERT_EQ(qdq_mx_quantize_dequantize(&odd_x, &mx, &ft), QDQ_OK) << qdq_last_error();
+        EXPECT_EQ(std::memcmp(y_bytes.data() + offset, want_fake.data(), 4 * kCount), 0) << where;
+        std::memcpy(y_bytes.data() + offset, values.data(), 4 * kCount);
+        const qdq_tensor in_place_x{1, 2, x_shape, y_bytes.data() + offset};
+        ASSERT_EQ(qdq_mx_quantize_dequantize(&in_place_x, &mx, &ft), QDQ_OK) << qdq_last_error();
+        EXPECT_EQ(std::memcmp(y_bytes.data() + offset, want_fake.data(), 4 * kCount), 0) << where << " in place";
+      }
+      qdq::kernels::force_target(0);
+    }
+    mx.block_size = 32;
     const int64_t one[1] = {1};
     const qdq_tensor odd_one{1, 1, one, x_bytes.data() + offset};
     const qdq_mutable_tensor odd_one_y{1, 1, one, y_bytes.data() + offset};

@@ -223,12 +223,41 @@ struct StridedRows {  // row k at base + k * stride, lanes contiguous
   VF Load(int64_t k) const { return hn::LoadU(DF(), x + k * stride); }
   void Store(int64_t k, VF v) const { hn::StoreU(v, DF(), y + k * stride); }
 };
-struct GatheredRows {  // lane j of row k at base + j * block + k (contiguous blocks side by side)
+// Lane j of row k at base + j * block + k (contiguous blocks side by side). The tensors may sit at
+// any byte address (the C ABI takes them so), and Highway emulates a gather or scatter the target
+// lacks by indexing a float*, which is undefined behaviour there (UndefinedBehaviorSanitizer: the
+// toolkit fuzzer's MX on AVX2, whose scatter is emulated). The hardware gathers (AVX2 and up) and
+// scatters (AVX-512) take any address; elsewhere the lanes move one at a time through memcpy,
+// which is what the emulation costs anyway.
+struct GatheredRows {
+  static constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
   const float* x;
   float* y;
   VI offsets;
-  VF Load(int64_t k) const { return hn::GatherIndex(DF(), x + k, offsets); }
-  void Store(int64_t k, VF v) const { hn::ScatterIndex(v, DF(), y + k, offsets); }
+  VF Load(int64_t k) const {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    return hn::GatherIndex(DF(), x + k, offsets);
+#else
+    HWY_ALIGN int32_t index[kMaxLanes];
+    HWY_ALIGN float lanes[kMaxLanes];
+    hn::Store(offsets, DI(), index);
+    const auto* base = reinterpret_cast<const unsigned char*>(x) + k * static_cast<int64_t>(sizeof(float));
+    for (size_t j = 0; j < hn::Lanes(DF()); ++j) std::memcpy(&lanes[j], base + index[j] * sizeof(float), sizeof(float));
+    return hn::Load(DF(), lanes);
+#endif
+  }
+  void Store(int64_t k, VF v) const {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    hn::ScatterIndex(v, DF(), y + k, offsets);
+#else
+    HWY_ALIGN int32_t index[kMaxLanes];
+    HWY_ALIGN float lanes[kMaxLanes];
+    hn::Store(offsets, DI(), index);
+    hn::Store(v, DF(), lanes);
+    auto* base = reinterpret_cast<unsigned char*>(y) + k * static_cast<int64_t>(sizeof(float));
+    for (size_t j = 0; j < hn::Lanes(DF()); ++j) std::memcpy(base + index[j] * sizeof(float), &lanes[j], sizeof(float));
+#endif
+  }
 };
 
 // One group of blocks, one block per lane; `rows` elements of each (a partial last block has
