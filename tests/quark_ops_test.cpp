@@ -312,5 +312,24 @@ TEST(QuarkOpsErrors, NameTheValueAndTheRule) {
   EXPECT_NE(mx_quantize_dequantize(xv, {}, half).message().find("y has type float16"), std::string::npos);
 }
 
+// to_bfp ignores the sub-block attributes, whatever they hold: their shift limit was computed for
+// every method, so a negative or huge sub_block_shift_bits shifted 1 by it (undefined behaviour,
+// UndefinedBehaviorSanitizer in the toolkit fuzzer). The result equals the defaults'.
+TEST(QuarkOpsErrors, ToBfpIgnoresTheSubBlockAttributes) {
+  std::vector<float> x(64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::ldexp(static_cast<float>(i % 13) - 6.5f, static_cast<int>(i % 7) - 3);
+  const std::vector<int64_t> shape = {4, 16};
+  std::vector<float> want(x.size()), got(x.size());
+  BfpQuantizeDequantizeAttributes a;
+  ASSERT_TRUE(bfp_quantize_dequantize({ElementType::kFloat32, shape, x.data()}, a, {ElementType::kFloat32, shape, want.data()}).ok());
+  for (const int64_t bits : {int64_t{-1}, int64_t{-9223372036854775807}, int64_t{31}, int64_t{64}}) {
+    a.sub_block_shift_bits = bits;
+    a.sub_block_size = -3;
+    ASSERT_TRUE(bfp_quantize_dequantize({ElementType::kFloat32, shape, x.data()}, a, {ElementType::kFloat32, shape, got.data()}).ok())
+        << bits;
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), 4 * got.size()), 0) << bits;
+  }
+}
+
 }  // namespace
 }  // namespace qdq

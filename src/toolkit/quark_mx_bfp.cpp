@@ -269,8 +269,9 @@ Status bfp_quantize_dequantize(const TensorView& x, const BfpQuantizeDequantizeA
   op.block_size = a.block_size;
   op.mantissa_bits = static_cast<int>(a.bit_width - 9);
   op.sub_block_size = a.sub_block_size;
-  // Exponent differences are at most 255, so 8 or more shift bits allow every shift.
-  op.shift_limit = a.sub_block_shift_bits >= 8 ? 255 : (1 << a.sub_block_shift_bits) - 1;
+  // Exponent differences are at most 255, so 8 or more shift bits allow every shift. Only to_bfp_prime
+  // reads the sub-block attributes (and checks them above); to_bfp ignores them, whatever they hold.
+  op.shift_limit = !prime ? 0 : a.sub_block_shift_bits >= 8 ? 255 : (1 << a.sub_block_shift_bits) - 1;
   op.bfloat_first = a.convert_to_bfloat_before_bfp != 0;
   return run(kOp, op, x, g.value(), y, options);
 }
