@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Fuzzing: builds the libFuzzer targets in fuzz/ with clang under AddressSanitizer +
-# UndefinedBehaviorSanitizer (build dir build-fuzz) and runs each for a bounded time, starting from
-# its committed seed corpus (fuzz/corpus/<target>/, never modified here; new inputs go to
-# build-fuzz/corpus/<target>/). Beside it, on the other core, the atheris target over the Python
-# package, if the package is installed in .venv. Any finding (a sanitizer report, a crash, a kernel/reference mismatch, an
+# UndefinedBehaviorSanitizer (build dir build-fuzz) and runs them one after the other for a bounded
+# time (c_api: SECONDS, toolkit: half as long), each starting from its committed seed corpus
+# (fuzz/corpus/<target>/, never modified here; new inputs go to build-fuzz/corpus/<target>/).
+# Beside them, on the other core, the atheris target over the Python package for as long as both,
+# if the package is installed in .venv. Any finding (a sanitizer report, a crash, a kernel/reference mismatch, an
 # exception other than QdqError) fails the script; its reproducer is saved under
 # build-fuzz/findings/<target>/ and the command that replays it is printed.
 #
-# Usage: scripts/fuzz.sh [SECONDS]   seconds each target runs (default $QDQ_FUZZ_SECONDS or 300)
+# Usage: scripts/fuzz.sh [SECONDS]   seconds the c_api target runs (default $QDQ_FUZZ_SECONDS or 300)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-${QDQ_FUZZ_SECONDS:-300}}"
+toolkit_seconds=$((seconds / 2))
 
 # clang and its runtime libraries (libFuzzer, ASan, UBSan), installed only if missing.
 missing=()
@@ -37,7 +39,7 @@ start=$SECONDS
 CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$flags" \
   -DQDQ_SANITIZE=ON -DQDQ_BUILD_FUZZERS=ON -DQDQ_BUILD_TESTS=OFF -DQDQ_BUILD_TOOLS=OFF \
   -DQDQ_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$build" -j2 --target qdq_fuzz_c_api >/dev/null
+cmake --build "$build" -j2 --target qdq_fuzz_c_api qdq_fuzz_toolkit >/dev/null
 echo "fuzz: built in $((SECONDS - start)) s"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
@@ -77,13 +79,15 @@ if [ -x .venv/bin/python ] && ! .venv/bin/python -c "import atheris" 2>/dev/null
   .venv/bin/python -m pip install -q "$(grep "^atheris==" python/requirements-test.txt)" || echo "fuzz: could not install atheris"
 fi
 if [ -x .venv/bin/python ] && .venv/bin/python -c "import qdq, atheris" 2>/dev/null; then
-  run_target python_api .venv/bin/python fuzz/python_api_fuzzer.py -max_total_time="$seconds" \
+  run_target python_api .venv/bin/python fuzz/python_api_fuzzer.py -max_total_time="$((seconds + toolkit_seconds))" \
     -max_len=512 -timeout=20 &
   python_pid=$!
 else
   echo "fuzz: python_api skipped (.venv lacks qdq or atheris; scripts/test.sh installs both)"
 fi
 run_target c_api "$build/fuzz/qdq_fuzz_c_api" -max_total_time="$seconds" -max_len=2048 -timeout=20 \
+  -rss_limit_mb=2048 || failed=1
+run_target toolkit "$build/fuzz/qdq_fuzz_toolkit" -max_total_time="$toolkit_seconds" -max_len=2048 -timeout=20 \
   -rss_limit_mb=2048 || failed=1
 if [ -n "$python_pid" ]; then
   wait "$python_pid" || failed=1
