@@ -52,10 +52,10 @@ class ExactBuffer {
 };
 
 inline constexpr int32_t kAnyType[] = {1, 2, 3, 4, 5, 6, 10, 12, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26};
-inline constexpr int32_t kRealTypes[] = {1, 10, 16, 6};                    // float32, float16, bfloat16, int32
-inline constexpr int32_t kScaleTypes[] = {1, 10, 16, 24, 6};               // ... and float8e8m0
-inline constexpr int32_t kCodeTypes[] = {2,  3,  4,  5,  21, 22, 25, 26,   // (u)int8/16/4/2
-                                  17, 18, 19, 20, 23, 6,  12, 10, 16};  // float8/4, (u)int32, float16/bfloat16
+inline constexpr int32_t kRealTypes[] = {1, 10, 16, 6};                           // float32, float16, bfloat16, int32
+inline constexpr int32_t kScaleTypes[] = {1, 10, 16, 24, 6};                      // ... and float8e8m0
+inline constexpr int32_t kCodeTypes[] = {2,  3,  4,  5,  21, 22, 25, 26,          // (u)int8/16/4/2
+                                         17, 18, 19, 20, 23, 6,  12, 10, 16};  // float8/4, (u)int32, float16/bfloat16
 
 inline int32_t pick_type(FuzzedDataProvider& in, std::span<const int32_t> likely) {
   switch (in.ConsumeIntegralInRange<int>(0, 15)) {
