@@ -284,15 +284,30 @@ TEST(DirectMLBufferTensors, RejectsWhatDirectMLRejects) {
     sized.total_tensor_size_in_bytes = bytes;
     EXPECT_NE(plan_error(sized, scale, nullptr, y).find(verdict), std::string::npos) << plan_error(sized, scale, nullptr, y);
   }
-  // Output strides: each element its own location ({1, 1} puts (0, 1) and (1, 0) at offset 1).
+  // Output strides: each element its own location ({1, 1} puts (0, 1) and (1, 0) at offset 1; {2, 1}
+  // interleaves the two rows at offsets 0, 1, 2 and 2, 3, 4).
   const std::pair<std::vector<int64_t>, std::string> output_strides[] = {
-      {{1, 1}, "give two output elements one location"}, {{0, 0}, "give two output elements one location"},
-      {{1, 2}, "accepted"}};
+      {{1, 1}, "gives output elements [0, 1] and [1, 0] the same location (element offset 1)"},
+      {{0, 0}, "gives output elements [0, 0] and [1, 0] the same location (element offset 0)"},
+      {{3, 0}, "gives output elements [0, 0] and [0, 1] the same location (element offset 0)"},
+      {{2, 1}, "gives output elements [0, 2] and [1, 0] the same location (element offset 2)"},
+      {{1, 2}, "accepted"},
+      {{4, 1}, "accepted"}};
   for (const auto& [strides, verdict] : output_strides) {
     DmlTensorDesc strided = y;
     strided.strides = strides;
     EXPECT_NE(plan_error(x, scale, nullptr, strided).find(verdict), std::string::npos) << plan_error(x, scale, nullptr, strided);
   }
+  // Past 2^20 elements an interleaved output is not checked offset by offset: refused, saying so.
+  const std::vector<int64_t> large = {1025, 1024}, large_strides = {1, 1024};
+  const DmlTensorDesc large_x{E::kFloat32, large, {}, 0, values.data()};
+  const DmlTensorDesc large_scale{E::kFloat32, large, zeros, 0, values.data()};
+  const DmlTensorDesc large_y{E::kUint8, large, large_strides, 0, nullptr};
+  EXPECT_NE(plan_error(large_x, large_scale, nullptr, large_y)
+                .find("qdq cannot show that each output element has its own location: ordered by stride, dimension "
+                      "1's stride 1024 does not pass the offset the smaller strides reach (1024)"),
+            std::string::npos)
+      << plan_error(large_x, large_scale, nullptr, large_y);
 
   const std::vector<int64_t> zero_size = {2, 0};
   DmlTensorDesc empty = x;
@@ -484,6 +499,9 @@ const std::vector<Case>& cases() {
       {"rank 8, every tensor strided", {2, 1, 3, 2, 1, 2, 3, 2}, {144, 7, 48, 24, 5, 12, 4, 2}, {0, 0, 1, 0, 0, 0, 0, 0},
        {0, 0, 0, 0, 0, 1, 0, 0}, {1, 9, 2, 6, 3, 12, 24, 72}},
       {"many tasks: 400 x 600 transposed x, per-axis", {400, 600}, {1, 400}, {1, 0}, {1, 0}, {}},
+      // Offsets 0, 3, 2, 5, 4, 7: one to one, though dimension 1's stride does not pass the 4
+      // dimension 0 reaches (the planner checks such outputs offset by offset).
+      {"interleaved y", {3, 2}, {}, {0, 1}, {0, 1}, {2, 3}},
   };
   return all;
 }
@@ -502,7 +520,7 @@ TEST(DirectMLArithmetic, StridedDescriptionsEqualDenseExpandedOnEveryTarget) {
     check_case(c, false, E::kInt32, E::kFloat16, E::kFloat16, g, &compared);
   }
   EXPECT_EQ(compared, static_cast<int>(cases().size()) * 7 * (1 + targets));
-  EXPECT_EQ(g_gathered_plans, 8 * 7);  // the cases from "zero point per-tensor, ..." on
+  EXPECT_EQ(g_gathered_plans, 9 * 7);  // the cases from "zero point per-tensor, ..." on
 }
 
 // 0-stride per-tensor, per-axis and blocked descriptions become the ONNX doors' runs, not the

@@ -138,27 +138,86 @@ std::vector<int64_t> effective_strides(const DmlTensorDesc& desc) {
   return strides;
 }
 
-// Whether distinct output elements get distinct locations: with the dimensions ordered by stride,
-// each stride must pass the largest offset the smaller ones reach (sufficient, and what every
-// layout DirectML's docs describe satisfies: packed, padded, transposed).
-bool output_is_one_to_one(std::span<const int64_t> sizes, const std::vector<int64_t>& strides) {
+// Outputs checked element by element when the stride order does not settle it (8 bytes each).
+constexpr uint64_t kMostOutputsCheckedByOffset = uint64_t{1} << 20;
+
+// Empty when distinct output elements get distinct locations, else why not (or why qdq cannot
+// tell). First the stride order: with the dimensions ordered by stride, each stride passing the
+// largest offset the smaller ones reach is sufficient, and packed, padded and transposed layouts
+// all satisfy it. Interleaved layouts that fail it may still be one to one, so up to
+// kMostOutputsCheckedByOffset elements every offset is computed and a repeated one is named.
+std::string output_overlap(std::span<const int64_t> sizes, const std::vector<int64_t>& strides) {
   std::vector<size_t> order;
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] > 1) order.push_back(d);
   }
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return strides[a] != strides[b] ? strides[a] < strides[b] : a < b; });
   uint64_t reach = 0;  // largest offset of the dimensions so far
+  size_t failing = sizes.size();
   for (size_t d : order) {
-    if (static_cast<uint64_t>(strides[d]) <= reach) return false;
+    if (static_cast<uint64_t>(strides[d]) <= reach) {
+      failing = d;
+      break;
+    }
     reach += static_cast<uint64_t>(strides[d]) * static_cast<uint64_t>(sizes[d] - 1);
   }
-  return true;
+  if (failing == sizes.size()) return {};
+  const auto position = [&](uint64_t element) {  // element's index (row-major), as [i0, i1, ...]
+    std::vector<int64_t> at(sizes.size());
+    for (size_t d = sizes.size(); d-- > 0;) {
+      at[d] = static_cast<int64_t>(element % static_cast<uint64_t>(sizes[d]));
+      element /= static_cast<uint64_t>(sizes[d]);
+    }
+    return plan::shape_string(at);
+  };
+  const auto same_location = [&](const std::string& a, const std::string& b, uint64_t offset) {
+    return "gives output elements " + a + " and " + b + " the same location (element offset " +
+           std::to_string(offset) + "); qdq requires each output element its own";
+  };
+  if (strides[failing] == 0) {  // the first two elements along that dimension
+    std::vector<int64_t> second(sizes.size(), 0);
+    second[failing] = 1;
+    return same_location(plan::shape_string(std::vector<int64_t>(sizes.size(), 0)), plan::shape_string(second), 0);
+  }
+  uint64_t count = 1;  // sizes are checked to hold at most 2^32 - 1 elements before this
+  for (int64_t size : sizes) count *= static_cast<uint64_t>(size);
+  if (count > kMostOutputsCheckedByOffset) {
+    return "qdq cannot show that each output element has its own location: ordered by stride, dimension " +
+           std::to_string(failing) + "'s stride " + std::to_string(strides[failing]) +
+           " does not pass the offset the smaller strides reach (" + std::to_string(reach) +
+           "), and the output has more than 2^20 elements to check one by one";
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> offsets(count);  // (offset, element index)
+  std::vector<int64_t> index(sizes.size(), 0);
+  uint64_t offset = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    offsets[i] = {offset, i};
+    for (size_t d = sizes.size(); d-- > 0;) {  // the next index, row-major, and its offset
+      if (++index[d] < sizes[d]) {
+        offset += static_cast<uint64_t>(strides[d]);
+        break;
+      }
+      offset -= static_cast<uint64_t>(strides[d]) * static_cast<uint64_t>(sizes[d] - 1);
+      index[d] = 0;
+    }
+  }
+  std::sort(offsets.begin(), offsets.end());
+  for (size_t i = 1; i < offsets.size(); ++i) {
+    if (offsets[i].first != offsets[i - 1].first) continue;
+    return same_location(position(offsets[i - 1].second), position(offsets[i].second), offsets[i].first);
+  }
+  return {};
 }
 
 class Checker {
  public:
-  Checker(const OperatorRules& rules, DmlFeatureLevel level, const std::array<Tensor, 4>& tensors)
-      : rules_(rules), level_(level), table_(table_at(rules, level)), tensors_(tensors) {}
+  // output_overlap: output_overlap() of the output's sizes and strides, computed once for every
+  // level (it does not depend on the level, and may take a pass over a million offsets).
+  Checker(const OperatorRules& rules, DmlFeatureLevel level, const std::array<Tensor, 4>& tensors,
+          const std::string& output_overlap)
+      : rules_(rules), level_(level), table_(table_at(rules, level)), tensors_(tensors),
+        output_overlap_(output_overlap) {}
 
   // Every rule of the description at this level; the first broken one's text (no prefix).
   std::string first_violation() const {
@@ -232,15 +291,15 @@ class Checker {
       if (t.desc == nullptr) continue;
       if (std::string s = buffer_violation(t); !s.empty()) return s;
     }
-    if (!output_is_one_to_one(output.desc->sizes, effective_strides(*output.desc))) {
-      return "OutputTensor has Strides " + plan::shape_string(output.desc->strides) + " over Sizes " +
-             plan::shape_string(output.desc->sizes) +
-             " that give two output elements one location; qdq requires each output element its own";
+    if (!output_overlap_.empty()) {
+      return "OutputTensor with Strides " + plan::shape_string(output.desc->strides) + " over Sizes " +
+             plan::shape_string(output.desc->sizes) + " " + output_overlap_;
     }
     return {};
   }
 
- private:
+  // DML_BUFFER_TENSOR_DESC's rules for one tensor's Strides and TotalTensorSizeInBytes (its sizes
+  // each 1 to 2^32 - 1, as checked before).
   static std::string buffer_violation(const Tensor& t) {
     const DmlTensorDesc& desc = *t.desc;
     const std::string role = t.role;
@@ -291,10 +350,12 @@ class Checker {
     return {};
   }
 
+ private:
   const OperatorRules& rules_;
   DmlFeatureLevel level_;
   const SupportTable& table_;
   std::array<Tensor, 4> tensors_;
+  const std::string& output_overlap_;
 };
 
 bool is_known_level(DmlFeatureLevel level) {
@@ -365,10 +426,18 @@ Result<Plan> plan_directml(const OperatorRules& rules, const DmlTensorDesc& inpu
   const std::array<Tensor, 4> tensors = {Tensor{"InputTensor", &input}, Tensor{"ScaleTensor", &scale},
                                          Tensor{"ZeroPointTensor", zero_point}, Tensor{"OutputTensor", &output}};
   const std::string prefix = op + " (" + dml_feature_level_name(level) + "): ";
-  if (std::string violation = Checker(rules, level, tensors).first_violation(); !violation.empty()) {
+  // Where the output's own sizes and strides are well formed (every level checks them before it
+  // would report an overlap), whether its elements overlap.
+  std::string overlap;
+  const bool sizes_valid = std::all_of(output.sizes.begin(), output.sizes.end(),
+                                       [](int64_t size) { return size >= 1 && size <= kMaxUint; });
+  if (sizes_valid && Checker::buffer_violation(tensors[3]).empty()) {
+    overlap = output_overlap(output.sizes, effective_strides(output));
+  }
+  if (std::string violation = Checker(rules, level, tensors, overlap).first_violation(); !violation.empty()) {
     std::string verdict = "; no DML_FEATURE_LEVEL accepts this description";
     for (DmlFeatureLevel other : kLevels) {
-      if (Checker(rules, other, tensors).first_violation().empty()) {
+      if (Checker(rules, other, tensors, overlap).first_violation().empty()) {
         verdict = "; " + dml_feature_level_name(other) + " accepts this description";
         break;
       }
