@@ -43,6 +43,7 @@ class ExactBuffer {
   ExactBuffer(const ExactBuffer&) = delete;
   ExactBuffer& operator=(const ExactBuffer&) = delete;
   unsigned char* data() { return data_; }
+  const unsigned char* data() const { return data_; }
   uint64_t size() const { return bytes_; }
 
  private:

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzing: builds the libFuzzer targets in fuzz/ with clang under AddressSanitizer +
 # UndefinedBehaviorSanitizer (build dir build-fuzz) and runs them one after the other for a bounded
-# time (c_api: SECONDS, toolkit: half as long), each starting from its committed seed corpus
+# time (c_api: SECONDS, toolkit: half as long, directml: three tenths), each starting from its committed seed corpus
 # (fuzz/corpus/<target>/, never modified here; new inputs go to build-fuzz/corpus/<target>/).
-# Beside them, on the other core, the atheris target over the Python package for as long as both,
+# Beside them, on the other core, the atheris target over the Python package for as long as all three,
 # if the package is installed in .venv. Any finding (a sanitizer report, a crash, a kernel/reference mismatch, an
 # exception other than QdqError) fails the script; its reproducer is saved under
 # build-fuzz/findings/<target>/ and the command that replays it is printed.
@@ -13,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-${QDQ_FUZZ_SECONDS:-300}}"
 toolkit_seconds=$((seconds / 2))
+directml_seconds=$((seconds * 3 / 10))
 
 # clang and its runtime libraries (libFuzzer, ASan, UBSan), installed only if missing.
 missing=()
@@ -39,7 +40,7 @@ start=$SECONDS
 CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$flags" \
   -DQDQ_SANITIZE=ON -DQDQ_BUILD_FUZZERS=ON -DQDQ_BUILD_TESTS=OFF -DQDQ_BUILD_TOOLS=OFF \
   -DQDQ_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$build" -j2 --target qdq_fuzz_c_api qdq_fuzz_toolkit >/dev/null
+cmake --build "$build" -j2 --target qdq_fuzz_c_api qdq_fuzz_toolkit qdq_fuzz_directml >/dev/null
 echo "fuzz: built in $((SECONDS - start)) s"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
@@ -70,7 +71,7 @@ run_target() {
   fi
 }
 
-# The two targets run side by side, one per core, for the same wall time.
+# The C targets run one after the other on one core, the atheris target beside them on the other.
 rm -f "$build"/fuzz-*.log
 failed=0
 python_pid=
@@ -79,7 +80,7 @@ if [ -x .venv/bin/python ] && ! .venv/bin/python -c "import atheris" 2>/dev/null
   .venv/bin/python -m pip install -q "$(grep "^atheris==" python/requirements-test.txt)" || echo "fuzz: could not install atheris"
 fi
 if [ -x .venv/bin/python ] && .venv/bin/python -c "import qdq, atheris" 2>/dev/null; then
-  run_target python_api .venv/bin/python fuzz/python_api_fuzzer.py -max_total_time="$((seconds + toolkit_seconds))" \
+  run_target python_api .venv/bin/python fuzz/python_api_fuzzer.py -max_total_time="$((seconds + toolkit_seconds + directml_seconds))" \
     -max_len=512 -timeout=20 &
   python_pid=$!
 else
@@ -88,6 +89,8 @@ fi
 run_target c_api "$build/fuzz/qdq_fuzz_c_api" -max_total_time="$seconds" -max_len=2048 -timeout=20 \
   -rss_limit_mb=2048 || failed=1
 run_target toolkit "$build/fuzz/qdq_fuzz_toolkit" -max_total_time="$toolkit_seconds" -max_len=2048 -timeout=20 \
+  -rss_limit_mb=2048 || failed=1
+run_target directml "$build/fuzz/qdq_fuzz_directml" -max_total_time="$directml_seconds" -max_len=2048 -timeout=20 \
   -rss_limit_mb=2048 || failed=1
 if [ -n "$python_pid" ]; then
   wait "$python_pid" || failed=1
