@@ -309,7 +309,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     default: break;
   }
 
-  // Sizes: one shape for all four, 1 to 8 dimensions, at most kMaxElements elements.
+  // Sizes: one shape for all four, mostly 1 to 5 dimensions (sometimes 0 to 9), at most
+  // kMaxElements elements.
   std::vector<int64_t> sizes;
   {
     const int rank = in.ConsumeIntegralInRange<int>(0, 15) == 0 ? in.ConsumeIntegralInRange<int>(0, 9)
@@ -365,10 +366,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 4: output.null_data = true; break;  // the output's description carries a data pointer
     default: break;
   }
+  // A description DirectML cannot size (a stride out of range, say) gets the buffer its
+  // TotalTensorSizeInBytes declares, often none: it must be refused before any element is read.
   for (size_t i = 0; i < count; ++i) {
-    const Desc& t = *present[i];
-    const uint64_t implied = calc_size(t.type, t.sizes, t.strides);
-    if (implied == 0 || implied > kMaxBufferBytes || buffer_bytes(t) > kMaxBufferBytes + 64) return 0;
+    if (buffer_bytes(*present[i]) > kMaxBufferBytes + 64) return 0;
   }
   for (size_t i = 0; i < count; ++i) make_buffer(in, *present[i]);
 
@@ -401,7 +402,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                 &c_output, level, output_data);
   expect_message(status);
   if (status != QDQ_OK) {
-    if (std::memcmp(output_before.data(), output.buffer->data(), output_bytes) != 0) {
+    if (output_bytes > 0 && std::memcmp(output_before.data(), output.buffer->data(), output_bytes) != 0) {
       finding("the output buffer written by a failed call");
     }
     if (built_valid) finding(std::string("a description valid at 6_2 refused: ") + qdq_last_error());
