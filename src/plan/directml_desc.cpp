@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "execute/runs.h"
 #include "plan/checks.h"
@@ -212,12 +213,13 @@ std::string output_overlap(std::span<const int64_t> sizes, const std::vector<int
 
 class Checker {
  public:
-  // output_overlap: output_overlap() of the output's sizes and strides, computed once for every
-  // level (it does not depend on the level, and may take a pass over a million offsets).
+  // overlap_cache: output_overlap() of the output, shared by the checkers of every level and
+  // filled by the first that gets that far (it does not depend on the level, and may take a pass
+  // over a million offsets).
   Checker(const OperatorRules& rules, DmlFeatureLevel level, const std::array<Tensor, 4>& tensors,
-          const std::string& output_overlap)
+          std::optional<std::string>& overlap_cache)
       : rules_(rules), level_(level), table_(table_at(rules, level)), tensors_(tensors),
-        output_overlap_(output_overlap) {}
+        overlap_cache_(overlap_cache) {}
 
   // Every rule of the description at this level; the first broken one's text (no prefix).
   std::string first_violation() const {
@@ -291,15 +293,15 @@ class Checker {
       if (t.desc == nullptr) continue;
       if (std::string s = buffer_violation(t); !s.empty()) return s;
     }
-    if (!output_overlap_.empty()) {
+    if (!overlap_cache_) overlap_cache_ = output_overlap(output.desc->sizes, effective_strides(*output.desc));
+    if (!overlap_cache_->empty()) {
       return "OutputTensor with Strides " + plan::shape_string(output.desc->strides) + " over Sizes " +
-             plan::shape_string(output.desc->sizes) + " " + output_overlap_;
+             plan::shape_string(output.desc->sizes) + " " + *overlap_cache_;
     }
     return {};
   }
 
-  // DML_BUFFER_TENSOR_DESC's rules for one tensor's Strides and TotalTensorSizeInBytes (its sizes
-  // each 1 to 2^32 - 1, as checked before).
+ private:
   static std::string buffer_violation(const Tensor& t) {
     const DmlTensorDesc& desc = *t.desc;
     const std::string role = t.role;
@@ -350,12 +352,11 @@ class Checker {
     return {};
   }
 
- private:
   const OperatorRules& rules_;
   DmlFeatureLevel level_;
   const SupportTable& table_;
   std::array<Tensor, 4> tensors_;
-  const std::string& output_overlap_;
+  std::optional<std::string>& overlap_cache_;
 };
 
 bool is_known_level(DmlFeatureLevel level) {
@@ -426,14 +427,7 @@ Result<Plan> plan_directml(const OperatorRules& rules, const DmlTensorDesc& inpu
   const std::array<Tensor, 4> tensors = {Tensor{"InputTensor", &input}, Tensor{"ScaleTensor", &scale},
                                          Tensor{"ZeroPointTensor", zero_point}, Tensor{"OutputTensor", &output}};
   const std::string prefix = op + " (" + dml_feature_level_name(level) + "): ";
-  // Where the output's own sizes and strides are well formed (every level checks them before it
-  // would report an overlap), whether its elements overlap.
-  std::string overlap;
-  const bool sizes_valid = std::all_of(output.sizes.begin(), output.sizes.end(),
-                                       [](int64_t size) { return size >= 1 && size <= kMaxUint; });
-  if (sizes_valid && Checker::buffer_violation(tensors[3]).empty()) {
-    overlap = output_overlap(output.sizes, effective_strides(output));
-  }
+  std::optional<std::string> overlap;
   if (std::string violation = Checker(rules, level, tensors, overlap).first_violation(); !violation.empty()) {
     std::string verdict = "; no DML_FEATURE_LEVEL accepts this description";
     for (DmlFeatureLevel other : kLevels) {
