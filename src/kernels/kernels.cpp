@@ -15,6 +15,7 @@
 #include <hwy/highway.h>
 
 #include "kernels/kernels-inl.h"
+#include "kernels/upper_state-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace qdq::kernels {
@@ -278,6 +279,7 @@ void RunWithSideStream(const SideReduction& side, Context* c, const RunAll& run_
 
 void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uint64_t end,
                   const MutableTensorView& y_view, const RangeBuffers& buffers) {
+  const CleanUpperStateOnReturn clean_upper_state;
   void* y = y_view.data;
   Context c;
   c.plan = &plan;

@@ -15,6 +15,7 @@
 #define HWY_TARGET_INCLUDE "kernels/look_up.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
+#include "kernels/upper_state-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace qdq::kernels {
@@ -139,6 +140,7 @@ void LookUpFrom(const XCode* x, const void* table, unsigned y_bits, uint8_t* y, 
 
 void LookUpCodes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
                  uint64_t end) {
+  const CleanUpperStateOnReturn clean_upper_state;
   auto* out = static_cast<uint8_t*>(y);
   if (x_bytes == 2) return LookUpFrom(static_cast<const uint16_t*>(x), table, y_bits, out, begin, end);
   LookUpFrom(static_cast<const uint8_t*>(x), table, y_bits, out, begin, end);

@@ -14,6 +14,7 @@
 #include <hwy/highway.h>
 
 #include "kernels/reduce-inl.h"
+#include "kernels/upper_state-inl.h"
 #include "types/codec.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -21,6 +22,7 @@ namespace qdq::kernels {
 namespace HWY_NAMESPACE {
 
 void ReduceExtremes(ElementType x_type, const void* x, uint64_t index, uint64_t count, Extremes* e) {
+  const CleanUpperStateOnReturn clean_upper_state;
   switch (x_type) {
     case ElementType::kFloat32: return ReduceTyped<ElementType::kFloat32>(x, index, count, e);
     case ElementType::kFloat16: return ReduceTyped<ElementType::kFloat16>(x, index, count, e);
@@ -48,6 +50,7 @@ void ReduceGroupsTyped(const void* x, uint64_t index, uint64_t count, uint64_t g
 
 void ReduceGroups(ElementType x_type, const void* x, uint64_t index, uint64_t count, uint64_t group,
                   const GroupExtremes& out) {
+  const CleanUpperStateOnReturn clean_upper_state;
   switch (x_type) {
     case ElementType::kFloat32: return ReduceGroupsTyped<ElementType::kFloat32>(x, index, count, group, out);
     case ElementType::kFloat16: return ReduceGroupsTyped<ElementType::kFloat16>(x, index, count, group, out);
@@ -126,6 +129,7 @@ void ReduceColumnsTyped(const void* x, uint64_t index, uint64_t rows, uint64_t s
 
 void ReduceColumns(ElementType x_type, const void* x, uint64_t index, uint64_t rows, uint64_t stride, uint64_t width,
                    const GroupExtremes& out) {
+  const CleanUpperStateOnReturn clean_upper_state;
   switch (x_type) {
     case ElementType::kFloat32: return ReduceColumnsTyped<ElementType::kFloat32>(x, index, rows, stride, width, out);
     case ElementType::kFloat16: return ReduceColumnsTyped<ElementType::kFloat16>(x, index, rows, stride, width, out);
@@ -234,6 +238,7 @@ HWY_INLINE void FinishMxLanes(const FinishConstants& c, const FinishLanes& io) {
 
 void FinishGroups(const FinishConstants& c, const GroupExtremes& e, uint64_t count, uint32_t* scale_codes,
                   uint32_t* zero_point_codes, uint8_t* special) {
+  const CleanUpperStateOnReturn clean_upper_state;
   if (c.kind == VectorFinish::kNone) {
     std::memset(special, 1, count);
     return;
@@ -293,6 +298,7 @@ void AccumulateTyped(const void* x, uint64_t index, uint64_t count, float* mins,
 
 void AccumulateExtremes(ElementType x_type, const void* x, uint64_t index, uint64_t count, float* mins, float* maxs,
                         uint32_t* nans) {
+  const CleanUpperStateOnReturn clean_upper_state;
   switch (x_type) {
     case ElementType::kFloat32: return AccumulateTyped<ElementType::kFloat32>(x, index, count, mins, maxs, nans);
     case ElementType::kFloat16: return AccumulateTyped<ElementType::kFloat16>(x, index, count, mins, maxs, nans);

@@ -17,6 +17,7 @@
 #define HWY_TARGET_INCLUDE "toolkit/quark_blocks_simd.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
+#include "kernels/upper_state-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace qdq::toolkit {
@@ -311,6 +312,7 @@ HWY_INLINE void ReducedBlock(const BlockOp& op, const float* x, float* y, int64_
 // Units [begin, end) (quark_blocks.h): each unit is processed in place where whole vectors fit and
 // through a zero-padded scratch copy where they do not (partial blocks, lane tails).
 void RunBlockUnits(const BlockOp& op, const BlockGeometry& g, const float* x, float* y, uint64_t begin, uint64_t end) {
+  const kernels::HWY_NAMESPACE::CleanUpperStateOnReturn clean_upper_state;
   const DF df;
   const DI di;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(df));
@@ -408,6 +410,7 @@ HWY_INLINE void ConvertByVectors(const From* x, To* y, uint64_t begin, uint64_t 
 }
 
 void WidenFloat16(const uint16_t* x, float* y, uint64_t begin, uint64_t end) {
+  const kernels::HWY_NAMESPACE::CleanUpperStateOnReturn clean_upper_state;
   const DF df;
   const DI di;
   const hn::Rebind<uint16_t, DI> d16;
@@ -428,6 +431,7 @@ void WidenFloat16(const uint16_t* x, float* y, uint64_t begin, uint64_t end) {
 }
 
 void NarrowToFloat16(const float* x, uint16_t* y, uint64_t begin, uint64_t end) {
+  const kernels::HWY_NAMESPACE::CleanUpperStateOnReturn clean_upper_state;
   const DF df;
   const DI di;
   const hn::Rebind<uint16_t, DI> d16;
