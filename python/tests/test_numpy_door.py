@@ -329,6 +329,28 @@ def test_output_cache_keeps_the_most_recent_sizes():
     assert [s // mib for s in _qdq._cached_output_sizes()][-1] == 8
 
 
+def test_output_cache_takes_outputs_from_64_kib_in_powers_of_two():
+    """A 64K-element float32 output (256 KiB) is cached at 256 KiB and taken again by the next call
+    of its size; a 300 KiB one rounds to 512 KiB; outputs under 64 KiB are malloc's."""
+    kib = 1 << 10
+    scale = np.float32(0.25)
+    for elements, cached in ((65536, 256 * kib), (75 * 1024, 512 * kib)):
+        x = np.full(elements, 9, np.uint8)
+        y = qdq.dequantize_linear(x, scale)
+        assert y.nbytes == 4 * elements and float(y[0]) == 2.25 and float(y[-1]) == 2.25
+        del y
+        sizes = _qdq._cached_output_sizes()
+        assert sizes[-1] == cached
+        y = qdq.dequantize_linear(x, scale)  # taken again
+        assert _qdq._cached_output_sizes().count(cached) == sizes.count(cached) - 1
+        assert float(y[elements // 2]) == 2.25
+        del y
+    before = _qdq._cached_output_sizes()
+    small = qdq.dequantize_linear(np.full(1000, 9, np.uint8), scale)  # 4,000 bytes
+    del small
+    assert _qdq._cached_output_sizes() == before
+
+
 # (x dtype, quantized dtype, method, axis, block size, scale dtype): the toolkit's families.
 TOOLKIT_CASES = [
     (np.float32, np.uint8, "minmax", None, 0, np.float32),
