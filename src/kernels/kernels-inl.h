@@ -1812,14 +1812,18 @@ struct IntegerInput {
     const DF df;
     const DI di;
     VI code = LoadWide(p);
+    // A code stored one per byte may carry high bits (ml_dtypes ignores them): they are dropped.
     if constexpr (kBits < 8) {
-      // A code stored one per byte may carry high bits (ml_dtypes ignores them): masked off.
-      code = hn::And(code, hn::Set(di, (1 << kBits) - 1));
-    }
-    if constexpr (kSigned && kBits < 8) {
-      // Sign-extend a kBits-bit code: (code ^ sign) - sign.
-      const VI sign = hn::Set(di, 1 << (kBits - 1));
-      code = hn::Sub(hn::Xor(code, sign), sign);
+      // The code's bits moved to the top of the lane and shifted back (arithmetically for signed
+      // codes, which sign-extends them): two shifts by immediates. (A mask, then (code ^ sign) -
+      // sign, took three constants that GCC set up again at every block of 32: 16M int4 one per
+      // byte to bfloat16 blocked-last-32, 2 threads, 1.95 ms against int8's 1.49.)
+      if constexpr (kSigned) {
+        code = hn::ShiftRight<32 - kBits>(hn::ShiftLeft<32 - kBits>(code));
+      } else {
+        const DU du;
+        code = hn::BitCast(di, hn::ShiftRight<32 - kBits>(hn::ShiftLeft<32 - kBits>(hn::BitCast(du, code))));
+      }
     }
     return hn::ConvertTo(df, code);
   }
