@@ -616,6 +616,34 @@ TEST(KernelsLookUp, EveryWidthOnEveryTargetMatchesAScalarLoop) {
   }
 }
 
+// Byte codes whose low bits alone decide their entry (4- and 2-bit codes one per byte): with
+// index_bits the lookup may read just the first 2^index_bits entries (a permute on AVX-512). The
+// table repeats its first entries, as the tables of such plans do; codes are every byte value.
+TEST(KernelsLookUp, CodesDecidedByTheirLowBitsOnEveryTarget) {
+  std::mt19937 random(92);
+  for (unsigned index_bits : {4u, 2u}) {
+    std::vector<uint64_t> table_words((256 * 2 + kernels::kLookUpTablePadding + 7) / 8);
+    auto* table = reinterpret_cast<uint16_t*>(table_words.data());
+    for (unsigned c = 0; c < (1u << index_bits); ++c) table[c] = static_cast<uint16_t>(random());
+    for (unsigned c = 1u << index_bits; c < 256; ++c) table[c] = table[c & ((1u << index_bits) - 1)];
+    const uint64_t n = 1000;
+    std::vector<uint8_t> x(n);
+    for (uint64_t i = 0; i < n; ++i) x[i] = static_cast<uint8_t>(i * 37);
+    for (auto [begin, end] : {std::pair<uint64_t, uint64_t>{0, n}, {8, n - 1}, {3, 70}, {16, 17}, {8, 8}}) {
+      std::vector<uint16_t> expected(n, 0xCDCD);
+      for (uint64_t i = begin; i < end; ++i) expected[i] = table[x[i]];
+      for (int64_t target : kernels::supported_targets()) {
+        kernels::force_target(target);
+        std::vector<uint16_t> y(n, 0xCDCD);
+        kernels::look_up_codes(x.data(), 1, table, 16, y.data(), begin, end, index_bits);
+        EXPECT_TRUE(y == expected) << index_bits << " index bits, [" << begin << ", " << end << ") on "
+                                   << kernels::target_name(target);
+      }
+      kernels::force_target(0);
+    }
+  }
+}
+
 // A plan holds the caller's shape arrays only as views, read while planning: execute() must not
 // read them again (the caller may have freed or reused them; qdq.hpp). Here the per-axis scale's
 // shape array is rewritten to {1} after planning: an executor that read it would take the plan for

@@ -59,6 +59,7 @@ struct TableShape {
   uint64_t entries = 0;  // 0: the plan does not run by table
   unsigned x_bytes = 1;
   unsigned elements = 1;
+  unsigned index_bits = 8;  // the low bits of a code that decide its entry (look_up_codes)
 };
 
 TableShape table_shape(const Plan& plan) {
@@ -76,13 +77,16 @@ TableShape table_shape(const Plan& plan) {
     // float32 (16-byte entries) stays in the kernel.
     shape = {256, 1, static_cast<unsigned>(8 / x.bits)};
   } else if (x.bits <= 8 && (plan.output_type == ElementType::kBfloat16 ||
-                             (plan.output_type == ElementType::kFloat16 && x.bits == 8 && x.is_float()))) {
+                             (plan.output_type == ElementType::kFloat16 &&
+                              ((x.bits == 8 && x.is_float()) || (x.bits < 8 && kernels::looks_up_bytes_by_permutes()))))) {
     // float8 codes (a decode each) and 8-bit integers (4- and 2-bit ones one per byte) to
     // bfloat16 (a rounding on the bits each). float32 outputs stay in the kernel, which streams
     // large outputs past the cache and so runs as fast as the lookup (float8e4m3fn to float32,
-    // 16M: 6.9-7.7 ms against 8.0); integers and float4 one per byte to float16 run at memory
-    // speed there already (float4e2m1 to float16, 16M: 0.98 ms against 1.23 by table).
-    shape = {256, 1, 1};
+    // 16M: 6.9-7.7 ms against 8.0). 4- and 2-bit codes one per byte to float16 run at memory
+    // speed in the kernel too (float4e2m1 to float16, 16M: 0.98 ms against 1.23 by gather), so
+    // they take the table only where the lookup is one permute per 32 codes (their own bits
+    // decide the entry: index_bits).
+    shape = {256, 1, 1, static_cast<unsigned>(x.bits)};
   }
   return plan.element_count >= kMinElementsPerTableEntry * shape.entries * shape.elements ? shape : TableShape{};
 }
@@ -130,7 +134,9 @@ bool execute_by_table(const Plan& plan, const MutableTensorView& y, const Parall
       [](void* context, uint64_t begin, uint64_t end) {
         const Lookup& l = *static_cast<const Lookup*>(context);
         const unsigned k = l.shape.elements;
-        if (k == 1) return kernels::look_up_codes(l.x, l.shape.x_bytes, l.table, l.y_bits, l.y, begin, end);
+        if (k == 1) {
+          return kernels::look_up_codes(l.x, l.shape.x_bytes, l.table, l.y_bits, l.y, begin, end, l.shape.index_bits);
+        }
         // Whole bytes of packed x (begin is a multiple of 8), then the elements of a last
         // partial byte from its entry's first results.
         kernels::look_up_codes(l.x, 1, l.table, l.y_bits, l.y, begin / k, end / k);

@@ -14,8 +14,15 @@ inline constexpr unsigned kLookUpTablePadding = 4;
 // (element i in bits (i % k) * y_bits of byte i / k, k = 8 / y_bits, unused high bits of a last
 // partial byte 0), their table entries then one byte each. The table holds 2^(8 * x_bytes)
 // entries followed by kLookUpTablePadding readable bytes, and is 8-byte aligned. For packed
-// results begin is a multiple of 8.
+// results begin is a multiple of 8. index_bits: a code's entry is decided by its low index_bits
+// bits alone (table[c] == table[c mod 2^index_bits] for every c, as for 4- and 2-bit codes
+// stored one per byte, whose high bits are not theirs), so the lookup may read the first
+// 2^index_bits entries only.
 void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
-                   uint64_t end);
+                   uint64_t end, unsigned index_bits = 8);
+
+// Whether look_up_codes takes byte codes to 16-bit results by permutes on this CPU's target (AVX-512),
+// where it is about as fast as a load and a store per element.
+bool looks_up_bytes_by_permutes();
 
 }  // namespace qdq::kernels
