@@ -51,12 +51,14 @@ Usage: python bench/compare.py [--threads 2] [--quick] [--sizes 16M,64K] [--cell
 from __future__ import annotations
 
 import argparse
+import atexit
 import ctypes
 import datetime
 import fnmatch
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -374,6 +376,19 @@ class OrtDoor:
         return [e["dur"] / 1e6 for e in events if e.get("cat") == "Node" and e.get("name", "").endswith("_kernel_time")]
 
 
+_PROFILE_DIRECTORY: list[str] = []
+
+
+def profile_directory() -> str:
+    """This run's own directory for ORT's profile files, removed when the run ends: a session that
+    fails or is dropped before end_profiling writes its file when it is destroyed (a full run left
+    about 1,900 such files in the temporary directory before)."""
+    if not _PROFILE_DIRECTORY:
+        _PROFILE_DIRECTORY.append(tempfile.mkdtemp(prefix="qdq_compare_"))
+        atexit.register(shutil.rmtree, _PROFILE_DIRECTORY[0], True)
+    return _PROFILE_DIRECTORY[0]
+
+
 def make_ort_door(name: str, cell: Cell, shape, threads: int, library: Optional[str], opsets,
                   shared: bool = False) -> Optional[OrtDoor]:
     """An ORT door, or None. shared: one profiled session serves both the Python door and the
@@ -398,7 +413,7 @@ def make_ort_door(name: str, cell: Cell, shape, threads: int, library: Optional[
                     options.register_custom_ops_library(library)
                 if profile:
                     options.enable_profiling = True
-                    options.profile_file_prefix = os.path.join(tempfile.gettempdir(), "qdq_compare_ort")
+                    options.profile_file_prefix = os.path.join(profile_directory(), "ort")
                 sessions.append(ort.InferenceSession(model, options, providers=["CPUExecutionProvider"]))
             feed = {"x": x} if numpy_native(x) else {}
             binding = sessions[-1].io_binding()
