@@ -16,6 +16,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/look_up.h"
+#include "kernels/reduce.h"
 #include "qdq/fake_quant.hpp"
 #include "qdq/qdq.hpp"
 #include "types/codec.h"
@@ -212,6 +213,100 @@ TEST_F(KernelsOnEveryTarget, QuantizeMatchesTheReference) {
             ASSERT_TRUE(kernels::covers(plan.value())) << describe(plan.value(), sweep);
             if (!same_as_reference(plan.value(), sweep, target_text)) return;
           }
+        }
+      }
+    }
+  }
+}
+
+// A run's first block stops where x's vectors start on whole vectors (kernels' AlignmentHead: numpy
+// puts large arrays 16 bytes past a line). So x at every element offset within a 64-byte line, rows
+// whose starts fall at every alignment, packed outputs and packed zero points: every target, both
+// ways of applying the scale, bit for bit against the reference.
+TEST_F(KernelsOnEveryTarget, QuantizeFromEveryPlaceInALine) {
+  const uint32_t seed = 64;
+  std::mt19937 g(seed);
+  for (const auto& [target, by_reciprocal] : every_target_by_both_strategies()) {
+    kernels::force_target(target);
+    kernels::force_reciprocal(by_reciprocal);
+    const std::string target_text = kernels::target_name(target) + (by_reciprocal ? " by reciprocal" : " by division") +
+                                    " (seed " + std::to_string(seed) + ")";
+    for (E x_type : {E::kFloat32, E::kFloat16, E::kBfloat16}) {
+      const uint64_t element_bytes = info(x_type).bits / 8;
+      for (const Sweep& sweep : {Sweep{{1, 1030}, 1, 0, true}, Sweep{{13, 131}, 1, 0, false}, Sweep{{131, 13}, 0, 0, false}}) {
+        for (E out : {E::kInt8, E::kUint16, E::kInt4, E::kUint2, E::kFloat8E4M3FN, E::kFloat4E2M1}) {
+          const float base_scale = std::ldexp(1.37f, static_cast<int>(g() % 8) - 4);
+          const uint64_t n = count_of(sweep.shape);
+          const std::vector<int64_t> scale_shape = scale_shape_of(sweep);
+          const uint64_t scale_count = count_of(scale_shape);
+          auto scale = make_storage(E::kFloat32, scale_count, [&](uint64_t) {
+            return std::bit_cast<uint32_t>(static_cast<float>(base_scale * (1.0 + (g() % 1000) / 997.0)));
+          });
+          const ElementTypeInfo& o = info(out);
+          auto zp = make_storage(out, scale_count, [&](uint64_t) -> uint32_t {
+            return o.is_float() ? 0 : static_cast<uint32_t>(g()) & ((1u << o.bits) - 1u);
+          });
+          const auto codes = make_storage(x_type, n, [&](uint64_t) { return x_code(x_type, g, base_scale); });
+          std::vector<uint8_t> line_buffer(codes.size() + 128);
+          const size_t line_start = (64 - reinterpret_cast<uintptr_t>(line_buffer.data()) % 64) % 64;
+          for (uint64_t offset = 0; offset < 64 / element_bytes; ++offset) {
+            uint8_t* x = line_buffer.data() + line_start + offset * element_bytes;
+            std::memcpy(x, codes.data(), codes.size());
+            QuantizeLinearAttributes a;
+            a.axis = sweep.axis;
+            a.saturate = 1;
+            const bool with_zp = o.is_integer();
+            if (!with_zp) a.output_dtype = static_cast<int64_t>(out);
+            const TensorView zv{out, scale_shape, zp.data()};
+            const Result<Plan> plan = plan_quantize_linear({x_type, sweep.shape, x}, {E::kFloat32, scale_shape, scale.data()},
+                                                           with_zp ? &zv : nullptr, a);
+            ASSERT_TRUE(plan.ok()) << plan.status().message();
+            if (!same_as_reference(plan.value(), sweep, target_text + ", x " + std::to_string(offset) + " elements into a line")) {
+              return;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The reduction takes the elements before x's first whole vector one by one (reduce-inl.h's
+// AlignmentHead): x at every element offset within a 64-byte line, lengths around the vector sizes,
+// with NaN, infinities and both zeros among random values, against a scalar fold, on every target.
+TEST_F(KernelsOnEveryTarget, ReductionFromEveryPlaceInALine) {
+  const uint32_t seed = 65;
+  std::mt19937 g(seed);
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (E x_type : {E::kFloat32, E::kFloat16, E::kBfloat16}) {
+      const uint64_t element_bytes = info(x_type).bits / 8;
+      for (uint64_t count : {1, 5, 15, 16, 17, 33, 64, 70, 257}) {
+        std::vector<uint8_t> line_buffer(count * element_bytes + 128);
+        const size_t line_start = (64 - reinterpret_cast<uintptr_t>(line_buffer.data()) % 64) % 64;
+        for (uint64_t offset = 0; offset < 64 / element_bytes; ++offset) {
+          uint8_t* x = line_buffer.data() + line_start + offset * element_bytes;
+          const int special = static_cast<int>(g() % 4);  // 0: none; 1: a NaN; 2: infinities; 3: zeros
+          kernels::Extremes expected;
+          for (uint64_t i = 0; i < count; ++i) {
+            float v = static_cast<float>(static_cast<int>(g() % 2001) - 1000) / 8.0f;
+            if (special == 1 && i == count / 2) v = NAN;
+            if (special == 2 && i % 7 == 3) v = i % 2 ? INFINITY : -INFINITY;
+            if (special == 3) v = i % 2 ? 0.0f : -0.0f;
+            const uint32_t code = codec::encode_float(info(x_type), v, codec::Overflow::kInfOrNan);
+            codec::store_code(x, info(x_type), i, code);
+            const float stored = static_cast<float>(codec::load_value(x, info(x_type), i));
+            const bool is_nan = stored != stored;
+            expected.merge(kernels::Extremes{is_nan ? 0.0f : stored, is_nan ? 0.0f : stored, is_nan});
+          }
+          kernels::Extremes got;
+          kernels::reduce_extremes(x_type, x, 0, count, &got);
+          const std::string where = kernels::target_name(target) + " " + std::string(info(x_type).name) + ", " +
+                                    std::to_string(count) + " elements " + std::to_string(offset) +
+                                    " into a line (seed 65)";
+          EXPECT_EQ(got.nan, expected.nan) << where;
+          EXPECT_EQ(got.min, expected.min) << where;  // == : -0 and +0 may differ in sign, not value
+          EXPECT_EQ(got.max, expected.max) << where;
         }
       }
     }
