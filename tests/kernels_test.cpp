@@ -39,6 +39,18 @@ std::vector<uint8_t> make_storage(E type, uint64_t count, NextCode next_code) {
   return bytes;
 }
 
+// Storage for `bytes` that can start at any offset past a 64-byte line: at(offset).
+class LineBuffer {
+ public:
+  explicit LineBuffer(size_t bytes) : storage_(bytes + 128) {}
+  uint8_t* at(size_t offset) {
+    return storage_.data() + (64 - reinterpret_cast<uintptr_t>(storage_.data()) % 64) % 64 + offset;
+  }
+
+ private:
+  std::vector<uint8_t> storage_;
+};
+
 // `count` float32 scales in [0.01, 1.01], drawn from g: per-axis scales of the large tests.
 std::vector<uint8_t> random_scales(std::mt19937& g, uint64_t count) {
   return make_storage(E::kFloat32, count, [&](uint64_t) {
@@ -219,7 +231,7 @@ TEST_F(KernelsOnEveryTarget, QuantizeMatchesTheReference) {
   }
 }
 
-// A run's first block stops where x's vectors start on whole vectors (kernels' AlignmentHead: numpy
+// A run's first block stops where x's vectors start on whole vectors (ElementsBeforeWholeVector: numpy
 // puts large arrays 16 bytes past a line). So x at every element offset within a 64-byte line, rows
 // whose starts fall at every alignment, packed outputs and packed zero points: every target, both
 // ways of applying the scale, bit for bit against the reference.
@@ -247,10 +259,9 @@ TEST_F(KernelsOnEveryTarget, QuantizeFromEveryPlaceInALine) {
             return o.is_float() ? 0 : static_cast<uint32_t>(g()) & ((1u << o.bits) - 1u);
           });
           const auto codes = make_storage(x_type, n, [&](uint64_t) { return x_code(x_type, g, base_scale); });
-          std::vector<uint8_t> line_buffer(codes.size() + 128);
-          const size_t line_start = (64 - reinterpret_cast<uintptr_t>(line_buffer.data()) % 64) % 64;
+          LineBuffer line_buffer(codes.size());
           for (uint64_t offset = 0; offset < 64 / element_bytes; ++offset) {
-            uint8_t* x = line_buffer.data() + line_start + offset * element_bytes;
+            uint8_t* x = line_buffer.at(offset * element_bytes);
             std::memcpy(x, codes.data(), codes.size());
             QuantizeLinearAttributes a;
             a.axis = sweep.axis;
@@ -272,7 +283,7 @@ TEST_F(KernelsOnEveryTarget, QuantizeFromEveryPlaceInALine) {
 }
 
 // The reduction takes the elements before x's first whole vector one by one (reduce-inl.h's
-// AlignmentHead): x at every element offset within a 64-byte line, lengths around the vector sizes,
+// ElementsBeforeWholeVector): x at every element offset within a 64-byte line, lengths around the vector sizes,
 // with NaN, infinities and both zeros among random values, against a scalar fold, on every target.
 TEST_F(KernelsOnEveryTarget, ReductionFromEveryPlaceInALine) {
   const uint32_t seed = 65;
@@ -282,10 +293,9 @@ TEST_F(KernelsOnEveryTarget, ReductionFromEveryPlaceInALine) {
     for (E x_type : {E::kFloat32, E::kFloat16, E::kBfloat16}) {
       const uint64_t element_bytes = info(x_type).bits / 8;
       for (uint64_t count : {1, 5, 15, 16, 17, 33, 64, 70, 257}) {
-        std::vector<uint8_t> line_buffer(count * element_bytes + 128);
-        const size_t line_start = (64 - reinterpret_cast<uintptr_t>(line_buffer.data()) % 64) % 64;
+        LineBuffer line_buffer(count * element_bytes);
         for (uint64_t offset = 0; offset < 64 / element_bytes; ++offset) {
-          uint8_t* x = line_buffer.data() + line_start + offset * element_bytes;
+          uint8_t* x = line_buffer.at(offset * element_bytes);
           const int special = static_cast<int>(g() % 4);  // 0: none; 1: a NaN; 2: infinities; 3: zeros
           kernels::Extremes expected;
           for (uint64_t i = 0; i < count; ++i) {

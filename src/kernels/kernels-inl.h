@@ -1670,22 +1670,6 @@ void QuantizePerElementBlock(const Context& c, size_t k, const Operands& o, cons
   QuantizePerElement<Output, kX, ZeroPointCodes::kFloats>(c, k, o, x, zp_constant, bounds_constant, byte_mask, out);
 }
 
-// The elements of a run before x's first address on a whole vector, when the run's first block
-// can stop there: numpy places large arrays 16 bytes past a 64-byte line, so every vector load of
-// such an x spans two lines, which costs where x is in cache (dynamic quantization's one pass
-// quantizes each chunk right after reducing it). 0 where blocked operands are broadcast per
-// vector (the blocks must stay whole), and where the head is not a multiple of 4 elements (packed
-// 4- and 2-bit codes and zero points then start their later blocks on whole bytes).
-template <typename XT>
-HWY_INLINE size_t AlignmentHead(const XT* x, const exec::Run& run) {
-  constexpr size_t kMultiple = 4;
-  const size_t vector_bytes = hn::Lanes(DF()) * sizeof(XT);
-  const size_t misaligned = reinterpret_cast<uintptr_t>(x) % vector_bytes;
-  if (run.block != 0 || misaligned == 0 || misaligned % sizeof(XT) != 0) return 0;
-  const size_t head = (vector_bytes - misaligned) / sizeof(XT);
-  return head % kMultiple == 0 && head < run.count ? head : 0;
-}
-
 template <class Output, ElementType kX>
 void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
 #ifdef QDQ_CODE_GATHER
@@ -1723,8 +1707,12 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   const bool zero_point_codes =
       kReadsZeroPointCodes<Output> && (precision == Precision::kFloat32 ||
                                        (ExactInPrecision(kX, precision) && ExactInPrecision(c.scale->type, precision)));
-  // The first block stops where x's vectors start on whole vectors (AlignmentHead).
-  const size_t head = AlignmentHead(static_cast<const XT*>(c.x_data) + (run.x_index - c.x_first), run);
+  // The first block stops where x's vectors start on whole vectors (ElementsBeforeWholeVector),
+  // unless the run is blocked (its operands are broadcast per vector, so its blocks stay whole) or
+  // the head is not a multiple of 4 elements (packed 4- and 2-bit codes and zero points then start
+  // the later blocks on whole bytes).
+  size_t head = run.block == 0 ? ElementsBeforeWholeVector(static_cast<const XT*>(c.x_data) + (run.x_index - c.x_first), sizeof(XT)) : 0;
+  if (head % 4 != 0 || head >= run.count) head = 0;
   for (uint64_t offset = 0, step = 0; offset < run.count; offset += step) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(offset == 0 && head != 0 ? head : kBlock, run.count - offset));
     step = k;

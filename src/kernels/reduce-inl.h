@@ -169,23 +169,24 @@ HWY_INLINE Acc AccumulateVectors(const void* x, uint64_t start, uint64_t count) 
   return a;
 }
 
-// The elements before x's first address on a whole vector (numpy puts large arrays 16 bytes past a
-// 64-byte line, and a vector load across two lines costs where x is in cache): taken one by one,
-// so that the vectors after them load whole lines. 0 where the vectors start aligned.
-template <ElementType kX>
-HWY_INLINE uint64_t AlignmentHead(const void* x, uint64_t index, uint64_t count) {
-  constexpr size_t kElementBytes = kX == ElementType::kFloat32 ? 4 : 2;
-  const size_t vector_bytes = hn::Lanes(DF()) * kElementBytes;
-  const uintptr_t address = reinterpret_cast<uintptr_t>(x) + index * kElementBytes;
-  const size_t misaligned = address % vector_bytes;
-  if (misaligned == 0 || misaligned % kElementBytes != 0) return 0;
-  return std::min<uint64_t>(count, (vector_bytes - misaligned) / kElementBytes);
+// The elements of `element_bytes` each before x's first address on a whole vector of DF's lanes
+// of them: numpy puts large arrays 16 bytes past a 64-byte line, and a vector load across two lines
+// costs where x is in cache, so the reduction here and the quantize runs (kernels-inl.h) take these
+// elements first and load whole lines after them. 0 where x is on a whole vector already, or off
+// its own element alignment.
+HWY_INLINE size_t ElementsBeforeWholeVector(const void* x, size_t element_bytes) {
+  const size_t vector_bytes = hn::Lanes(DF()) * element_bytes;
+  const size_t misaligned = reinterpret_cast<uintptr_t>(x) % vector_bytes;
+  if (misaligned == 0 || misaligned % element_bytes != 0) return 0;
+  return (vector_bytes - misaligned) / element_bytes;
 }
 
 template <ElementType kX>
 void ReduceTyped(const void* x, uint64_t index, uint64_t count, Extremes* e) {
   const DF df;
-  const uint64_t head = AlignmentHead<kX>(x, index, count);
+  constexpr size_t kElementBytes = kX == ElementType::kFloat32 ? 4 : 2;
+  const uint64_t head = std::min<uint64_t>(
+      count, ElementsBeforeWholeVector(static_cast<const char*>(x) + index * kElementBytes, kElementBytes));
   for (uint64_t i = 0; i < head; ++i) TakeScalar(ScalarValue(kX, x, index + i), e);
   index += head;
   count -= head;
