@@ -817,6 +817,122 @@ TEST(KernelsThreads, LargeTensorsAreSplitAndMatchTheReference) {
   }
 }
 
+// A quantize plan over 4 MiB of x or more asks for x's lines a few KiB ahead of its loads
+// (kernels-inl.h, kPrefetchedXBytes), paced per vector in the uniform and per-element loops and per
+// block on the float64 and wide paths; the toolkit's reduction does the same over long stretches.
+// The requests must never change a result: each path, on every target, against the reference (and
+// the reduction against a scalar fold, with a NaN far past the first prefetch distance).
+TEST_F(KernelsOnEveryTarget, PlansThatPrefetchXMatchTheReference) {
+  const uint32_t seed = 2024;
+  std::mt19937 g(seed);
+  const std::vector<int64_t> shape = {3, (int64_t{1} << 19) + 11};  // 1.57M elements: 6.3 MB of float32
+  const uint64_t n = count_of(shape);
+  auto x = make_storage(E::kFloat32, n, [&](uint64_t) { return interesting_float_code(g, 0.5f); });
+  auto x16 = make_storage(E::kFloat16, 2 * n, [&](uint64_t) { return x_code(E::kFloat16, g, 0.5f); });
+  const std::vector<int64_t> shape16 = {6, shape[1]};  // the same bytes of float16
+  const std::vector<int64_t> per_axis_shape = {shape[1]};
+  const std::vector<int64_t> blocked_shape = {3, (shape[1] + 31) / 32};
+  const std::vector<int64_t> blocked16_shape = {6, blocked_shape[1]};
+  auto per_axis = random_scales(g, per_axis_shape[0]);
+  auto blocked = random_scales(g, count_of(blocked_shape));
+  auto blocked16 = make_storage(E::kFloat16, 2 * count_of(blocked_shape), [&](uint64_t) {
+    return codec::encode_float(info(E::kFloat16), 0.01 + static_cast<double>(g() % 1000) / 997.0,
+                               codec::Overflow::kInfOrNan);
+  });
+  const float one_scale = 0.37f;
+  const int32_t int32_scale = 3;
+  struct Case {
+    std::string name;
+    Result<Plan> plan;
+  };
+  auto attributes = [](E out, int64_t axis, int64_t block) {
+    QuantizeLinearAttributes a;
+    a.output_dtype = static_cast<int64_t>(out);
+    a.axis = axis;
+    a.block_size = block;
+    return a;
+  };
+  std::vector<Case> cases;
+  cases.push_back(
+      {"float32 -> int8 per-tensor", plan_quantize_linear({E::kFloat32, shape, x.data()}, {E::kFloat32, {}, &one_scale},
+                                                          nullptr, attributes(E::kInt8, 1, 0))});
+  cases.push_back({"float32 -> uint4 per-axis-last",
+                   plan_quantize_linear({E::kFloat32, shape, x.data()}, {E::kFloat32, per_axis_shape, per_axis.data()},
+                                        nullptr, attributes(E::kUint4, 1, 0))});
+  cases.push_back({"float32 -> float8e4m3fn blocked-last-32",
+                   plan_quantize_linear({E::kFloat32, shape, x.data()}, {E::kFloat32, blocked_shape, blocked.data()},
+                                        nullptr, attributes(E::kFloat8E4M3FN, 1, 32))});
+  cases.push_back(
+      {"float16 -> float4e2m1 blocked-last-32",
+       plan_quantize_linear({E::kFloat16, shape16, x16.data()}, {E::kFloat16, blocked16_shape, blocked16.data()},
+                            nullptr, attributes(E::kFloat4E2M1, 1, 32))});
+  cases.push_back({"float32 -> int16, int32 scale (float64 division)",
+                   plan_quantize_linear({E::kFloat32, shape, x.data()}, {E::kInt32, {}, &int32_scale}, nullptr,
+                                        attributes(E::kInt16, 1, 0))});
+  cases.push_back({"Quark float32 -> int32 per-axis",
+                   plan_extended_quantize_linear({E::kFloat32, shape, x.data()},
+                                                 {E::kFloat32, per_axis_shape, per_axis.data()}, nullptr, 1)});
+  for (Case& c : cases) {
+    ASSERT_TRUE(c.plan.ok()) << c.name << ": " << c.plan.status().message();
+    const Plan& plan = c.plan.value();
+    std::vector<uint8_t> reference(storage_bytes(plan.output_type, plan.element_count));
+    ExecuteOptions options;
+    options.path = ExecutionPath::kReference;
+    ASSERT_TRUE(execute(plan, {plan.output_type, plan.shape, reference.data()}, options).ok());
+    for (const auto& [target, by_reciprocal] : every_target_by_both_strategies()) {
+      kernels::force_target(target);
+      kernels::force_reciprocal(by_reciprocal);
+      std::vector<uint8_t> fast(reference.size(), 0xCD);
+      ASSERT_TRUE(execute(plan, {plan.output_type, plan.shape, fast.data()}).ok());
+      EXPECT_TRUE(fast == reference) << kernels::target_name(target)
+                                     << (by_reciprocal ? " by reciprocal " : " dividing ") << c.name << " (seed 2024)";
+    }
+  }
+  // Fused fake-quant, its uniform loops with and without the mask.
+  QuantizeDequantizeAttributes fake;
+  fake.quantized_dtype = static_cast<int64_t>(E::kInt8);
+  const Result<QuantizeDequantizePlan> fake_plan =
+      plan_quantize_dequantize_linear({E::kFloat32, shape, x.data()}, {E::kFloat32, {}, &one_scale}, nullptr, fake);
+  ASSERT_TRUE(fake_plan.ok());
+  std::vector<float> fake_reference(n);
+  ExecuteOptions reference_path;
+  reference_path.path = ExecutionPath::kReference;
+  ASSERT_TRUE(execute(fake_plan.value(), {E::kFloat32, shape, fake_reference.data()}, nullptr, reference_path).ok());
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (bool with_mask : {false, true}) {
+      std::vector<float> y(n);
+      std::vector<uint8_t> mask(n);
+      const MutableTensorView mask_view{E::kUint8, shape, mask.data()};
+      ASSERT_TRUE(execute(fake_plan.value(), {E::kFloat32, shape, y.data()}, with_mask ? &mask_view : nullptr).ok());
+      EXPECT_EQ(std::memcmp(y.data(), fake_reference.data(), n * sizeof(float)), 0)
+          << kernels::target_name(target) << " fake-quant int8 per-tensor" << (with_mask ? " with its mask" : "")
+          << " (seed 2024)";
+    }
+  }
+  // The reduction over a long stretch: the scalar fold's extremes and flag, a NaN or not.
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (bool with_nan : {false, true}) {
+      std::vector<float> values(n);
+      kernels::Extremes expected;
+      for (uint64_t i = 0; i < n; ++i) {
+        values[i] = static_cast<float>(static_cast<int>(g() % 200001) - 100000) / 64.0f;
+        if (with_nan && i == n - 1000) values[i] = NAN;
+        const bool is_nan = values[i] != values[i];
+        expected.merge(kernels::Extremes{is_nan ? 0.0f : values[i], is_nan ? 0.0f : values[i], is_nan});
+      }
+      kernels::Extremes got;
+      kernels::reduce_extremes(E::kFloat32, values.data(), 0, n, &got);
+      const std::string where =
+          kernels::target_name(target) + (with_nan ? ", a NaN near the end" : "") + " (seed 2024)";
+      EXPECT_EQ(got.nan, expected.nan) << where;
+      EXPECT_EQ(got.min, expected.min) << where;
+      EXPECT_EQ(got.max, expected.max) << where;
+    }
+  }
+}
+
 // Outputs of 16 MiB and more are written with non-temporal stores from a staging buffer. Runs of
 // odd length put the destinations at every alignment; the bytes just past y must stay untouched.
 TEST(KernelsStreaming, LargeOutputsMatchTheReference) {

@@ -427,7 +427,9 @@ struct Context {
   uint8_t* mask;
   // RangeBuffers::side_reduction: the GroupStream<x's type> that QuantizeUniform steps, or null.
   void* side_stream = nullptr;
-  // RangeBuffers::prefetch: the next byte to fetch and the end, advanced by QuantizeUniform.
+  // The bytes to fetch toward L2 ahead of the loads (RangeBuffers::prefetch, else x's own bytes
+  // kPrefetchAheadBytes ahead of this range's loads where x is large; null for none): the next
+  // byte and the end, advanced by QuantizeUniform per vector and by PrefetchWindow per block.
   struct PrefetchCursor {
     const char* next;
     const char* end;
@@ -735,6 +737,11 @@ const T* StageTail(const T* source, size_t i, size_t k, T* local) {
 // saves a read of every output byte, as memcpy does for large copies. Smaller outputs stay
 // cached for whatever consumes them next.
 constexpr uint64_t kStreamingOutputBytes = uint64_t{16} << 20;
+
+// A plan whose x takes this many bytes or more fetches x ahead of its loads (Context::prefetch;
+// kPrefetchAheadBytes in reduce-inl.h): such an x is not in the L2 caches of the cores reading it
+// (2 MiB each on the machines measured), and smaller ones gain nothing from the extra requests.
+constexpr uint64_t kPrefetchedXBytes = uint64_t{4} << 20;
 
 // One task's streamed output, written block by block from local buffers. Whole 64-byte lines go
 // out with non-temporal stores. A block seldom ends on a line boundary (numpy's buffers start 16
@@ -1341,15 +1348,44 @@ struct SideCursor<kX, true> {
   using type = typename GroupStream<kX>::Cursor;
 };
 
-// Asks for the cache line holding p toward the L2 cache, without waiting for it (a prefetch of
-// an unmapped address is dropped, never a fault).
-HWY_INLINE void PrefetchForLater(const char* p) {
-#if HWY_ARCH_X86
-  _mm_prefetch(p, _MM_HINT_T1);
-#else
-  hwy::Prefetch(p);
-#endif
+// The next `bytes` of the Context's prefetch window toward the L2 cache, a burst for one block of
+// a loop that does not pace them per vector (PrefetchPacer).
+HWY_INLINE void PrefetchWindow(const Context& c, size_t bytes) {
+  if (c.prefetch == nullptr) return;
+  const char* const from = c.prefetch->next;
+  const char* const to = from + std::min<size_t>(bytes, static_cast<size_t>(c.prefetch->end - from));
+  for (const char* p = from; p < to; p += 64) PrefetchForLater(p);
+  c.prefetch->next = to;
 }
+
+// The Context's prefetch window paced by a loop over x: Step(bytes) requests the window's next
+// `bytes` as the loop loads as many bytes of x, so the requests stay a fixed distance ahead rather
+// than a burst that would fill the miss buffers. The cursor lives in registers for the loop and
+// goes back to the Context when the pacer goes out of scope.
+class PrefetchPacer {
+ public:
+  explicit PrefetchPacer(const Context& c)
+      : cursor_(c.prefetch), next_(c.prefetch != nullptr ? c.prefetch->next : nullptr),
+        end_(c.prefetch != nullptr ? c.prefetch->end : nullptr) {}
+  PrefetchPacer(const PrefetchPacer&) = delete;
+  PrefetchPacer& operator=(const PrefetchPacer&) = delete;
+  ~PrefetchPacer() {
+    if (cursor_ != nullptr) cursor_->next = next_;
+  }
+
+  HWY_INLINE void Step(size_t bytes) {
+    if (next_ < end_) {
+      const size_t n = std::min<size_t>(bytes, static_cast<size_t>(end_ - next_));  // never past the window
+      for (size_t b = 0; b < n; b += 64) PrefetchForLater(next_ + b);
+      next_ += n;
+    }
+  }
+
+ private:
+  Context::PrefetchCursor* cursor_;
+  const char* next_;
+  const char* end_;
+};
 
 // How per-element zero points reach QuantizeUniform: float32 values, or codes read and widened in
 // the loop (Operands::zero_point_codes): 8-bit, 16-bit, 4- and 2-bit one per byte, 4-bit packed
@@ -1451,16 +1487,10 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   if constexpr (kHasSideStream<kX>) {
     if (side != nullptr) cursor = side->Take();
   }
-  // RangeBuffers::prefetch, paced by x: a line ahead for every line of x loaded here.
-  const char* ahead = c.prefetch != nullptr ? c.prefetch->next : nullptr;
-  const char* const ahead_end = c.prefetch != nullptr ? c.prefetch->end : nullptr;
+  // The prefetch window, paced by x: a line ahead for every line of x loaded here.
+  PrefetchPacer prefetch(c);
   auto step_side = [&](int vectors) HWY_ATTR {
-    if (ahead < ahead_end) {
-      const size_t bytes = std::min<size_t>(static_cast<size_t>(vectors) * N * sizeof(typename XInput<kX>::T),
-                                            static_cast<size_t>(ahead_end - ahead));  // never past the range
-      for (size_t b = 0; b < bytes; b += 64) PrefetchForLater(ahead + b);
-      ahead += bytes;
-    }
+    prefetch.Step(static_cast<size_t>(vectors) * N * sizeof(typename XInput<kX>::T));
     if constexpr (kHasSideStream<kX>) {
       if (side != nullptr) {
         for (int v = 0; v < vectors; ++v) side->Step(cursor);
@@ -1486,7 +1516,6 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   if constexpr (kHasSideStream<kX>) {
     if (side != nullptr) side->Give(cursor);
   }
-  if (c.prefetch != nullptr) c.prefetch->next = ahead;
 }
 
 // Uniform float32 quantization to the <= 16-bit integers by multiplication with the scale's
@@ -1730,6 +1759,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
     };
     size_t i = 0;
     if (!Output::kWide && precision == Precision::kFloat64) {  // an int32 scale: never per block
+      PrefetchWindow(c, k * sizeof(XT));
       StageFloat64Quotients<kX, Output::kIsInteger>(c, at, k, o, x_values, staged);
       const float* zpp = o.zero_point.values;
       const VF no_zero_point = hn::Set(df, -0.0f);  // float outputs: added in the stage
@@ -1783,6 +1813,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         }
       }
       if (Output::kWide || !(uniform || per_element)) {
+        PrefetchWindow(c, k * sizeof(XT));
         WalkVectors<Output>(c, run, offset, k, o, x, RoundToPrecision(precision, hn::Set(df, o.scale.constant)),
                             zp_constant, bounds_constant, out, compute);
       }
@@ -2314,6 +2345,8 @@ HWY_INLINE void FakeQuantUniform(const Context& c, const typename XInput<kX>::T*
   const DF df;
   const size_t N = hn::Lanes(df);
   const VF s = hn::Set(df, scale);
+  PrefetchPacer prefetch(c);
+  const size_t x_bytes = N * sizeof(typename XInput<kX>::T);  // loaded per vector
   if (mask == nullptr && !std::isnan(scale)) {
     if constexpr (kByReciprocal && kQuantizesByReciprocal<Output>) {
       // As QuantizeStretch: one scale for the stretch, by its reciprocal where that is exact.
@@ -2321,6 +2354,7 @@ HWY_INLINE void FakeQuantUniform(const Context& c, const typename XInput<kX>::T*
       if (c.by_reciprocal && std::isnormal(r)) {
         const VF reciprocal = hn::Set(df, r);
         for (size_t i = 0; i < count; i += N) {
+          prefetch.Step(x_bytes);
           const VF value = Output::ValueMinusZeroPointByReciprocal(XInput<kX>::Load(x + i), s, reciprocal, bounds);
           hn::StoreU(hn::Mul(value, s), df, out + i);
         }
@@ -2328,6 +2362,7 @@ HWY_INLINE void FakeQuantUniform(const Context& c, const typename XInput<kX>::T*
       }
     }
     for (size_t i = 0; i < count; i += N) {
+      prefetch.Step(x_bytes);
       hn::StoreU(hn::Mul(DequantizedCode<Output>(c, hn::Div(XInput<kX>::Load(x + i), s), zp, bounds), s), df, out + i);
     }
     return;
@@ -2337,6 +2372,7 @@ HWY_INLINE void FakeQuantUniform(const Context& c, const typename XInput<kX>::T*
   const Context local = c;
   const typename Output::Bounds local_bounds = bounds;
   for (size_t i = 0; i < count; i += N) {
+    prefetch.Step(x_bytes);
     const VF q = hn::Div(XInput<kX>::Load(x + i), s);
     const VF value = DequantizedCode<Output>(local, q, zp, local_bounds);
     hn::StoreU(DequantizedProduct(value, s), df, out + i);
