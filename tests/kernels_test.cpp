@@ -819,7 +819,8 @@ TEST(KernelsThreads, LargeTensorsAreSplitAndMatchTheReference) {
 
 // A quantize plan over 4 MiB of x or more asks for x's lines a few KiB ahead of its loads
 // (kernels-inl.h, kPrefetchedXBytes), paced per vector in the uniform and per-element loops and per
-// block on the float64 and wide paths; the toolkit's reduction does the same over long stretches.
+// block on the float64 and wide paths; the toolkit's reduction and the lookup of per-tensor plans
+// run by table do the same over long stretches.
 // The requests must never change a result: each path, on every target, against the reference (and
 // the reduction against a scalar fold, with a NaN far past the first prefetch distance).
 TEST_F(KernelsOnEveryTarget, PlansThatPrefetchXMatchTheReference) {
@@ -869,6 +870,10 @@ TEST_F(KernelsOnEveryTarget, PlansThatPrefetchXMatchTheReference) {
   cases.push_back({"float32 -> int16, int32 scale (float64 division)",
                    plan_quantize_linear({E::kFloat32, shape, x.data()}, {E::kInt32, {}, &int32_scale}, nullptr,
                                         attributes(E::kInt16, 1, 0))});
+  const uint16_t half_scale = 0x3400;  // float16 0.25
+  cases.push_back({"float16 -> uint8 per-tensor (by table)",
+                   plan_quantize_linear({E::kFloat16, shape16, x16.data()}, {E::kFloat16, {}, &half_scale}, nullptr,
+                                        attributes(E::kUint8, 1, 0))});
   cases.push_back({"Quark float32 -> int32 per-axis",
                    plan_extended_quantize_linear({E::kFloat32, shape, x.data()},
                                                  {E::kFloat32, per_axis_shape, per_axis.data()}, nullptr, 1)});

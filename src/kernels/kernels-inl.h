@@ -739,8 +739,8 @@ const T* StageTail(const T* source, size_t i, size_t k, T* local) {
 constexpr uint64_t kStreamingOutputBytes = uint64_t{16} << 20;
 
 // A plan whose x takes this many bytes or more fetches x ahead of its loads (Context::prefetch;
-// kPrefetchAheadBytes in reduce-inl.h): such an x is not in the L2 caches of the cores reading it
-// (2 MiB each on the machines measured), and smaller ones gain nothing from the extra requests.
+// kernels/prefetch.h): such an x is not in the L2 caches of the cores reading it (2 MiB each on
+// the machines measured), and smaller ones gain nothing from the extra requests.
 constexpr uint64_t kPrefetchedXBytes = uint64_t{4} << 20;
 
 // One task's streamed output, written block by block from local buffers. Whole 64-byte lines go

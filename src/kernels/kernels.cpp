@@ -318,7 +318,7 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
                                    static_cast<const char*>(buffers.prefetch) + buffers.prefetch_bytes};
   c.prefetch = buffers.prefetch != nullptr ? &prefetch : nullptr;
   // Without a window of its own, a quantize plan over a large x fetches it kPrefetchAheadBytes
-  // ahead of this range's loads, up to the range's end (reduce-inl.h says why). Not dequantize
+  // ahead of this range's loads, up to the range's end (kernels/prefetch.h says why). Not dequantize
   // plans: their x is the small side, and the requests gained nothing there, some cells slower
   // (16M, 2 threads: DQ float8e4m3fn -> float32 per-axis-last 1.93-1.99 -> 2.16-2.33 ms).
   const bool large_x = storage_bytes(plan.x.type, plan.element_count, plan.x.layout) >= kPrefetchedXBytes;

@@ -16,6 +16,7 @@
 
 #include <hwy/highway.h>
 
+#include "kernels/prefetch-inl.h"
 #include "kernels/reduce.h"
 #include "types/codec.h"
 
@@ -29,26 +30,6 @@ using VF = hn::Vec<DF>;
 using DI = hn::RebindToSigned<DF>;
 using DU = hn::RebindToUnsigned<DF>;
 
-// Asks for the cache line holding p toward the L2 cache, without waiting for it (a prefetch of
-// an unmapped address is dropped, never a fault).
-HWY_INLINE void PrefetchForLater(const char* p) {
-#if HWY_ARCH_X86
-  _mm_prefetch(p, _MM_HINT_T1);
-#else
-  hwy::Prefetch(p);
-#endif
-}
-
-// How far ahead of its loads a pass over a large x asks for x's lines (PrefetchForLater). The
-// hardware prefetcher alone runs too short a distance ahead of loops that do arithmetic between
-// their loads, so the loads wait on memory (or on this machine's L3) in turn with the arithmetic.
-// Measured (16M float32, 2 threads, Intel Xeon with AVX-512; docs/performance.md, session 24):
-// Q float32 -> int8 per-tensor 2.2 -> 1.6 ms, the min/max reduction 1.3 -> 1.2 ms; 4 to 32 KiB
-// ahead measured alike.
-constexpr size_t kPrefetchAheadBytes = 8192;
-// Stretches of x shorter than this are left to the hardware (they are in cache, or too short for
-// the distance to matter).
-constexpr uint64_t kPrefetchedStretchBytes = uint64_t{256} << 10;
 // Full vectors of x as float32 lanes (every conversion is exact).
 template <ElementType kX>
 HWY_INLINE VF LoadLanes(const void* data, uint64_t i) {
