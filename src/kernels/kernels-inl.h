@@ -1348,16 +1348,6 @@ struct SideCursor<kX, true> {
   using type = typename GroupStream<kX>::Cursor;
 };
 
-// The next `bytes` of the Context's prefetch window toward the L2 cache, a burst for one block of
-// a loop that does not pace them per vector (PrefetchPacer).
-HWY_INLINE void PrefetchWindow(const Context& c, size_t bytes) {
-  if (c.prefetch == nullptr) return;
-  const char* const from = c.prefetch->next;
-  const char* const to = from + std::min<size_t>(bytes, static_cast<size_t>(c.prefetch->end - from));
-  for (const char* p = from; p < to; p += 64) PrefetchForLater(p);
-  c.prefetch->next = to;
-}
-
 // The Context's prefetch window paced by a loop over x: Step(bytes) requests the window's next
 // `bytes` as the loop loads as many bytes of x, so the requests stay a fixed distance ahead rather
 // than a burst that would fill the miss buffers. The cursor lives in registers for the loop and
@@ -1386,6 +1376,10 @@ class PrefetchPacer {
   const char* next_;
   const char* end_;
 };
+
+// The next `bytes` of the Context's prefetch window toward the L2 cache at once: for one block of
+// a loop that does not pace them per vector.
+HWY_INLINE void PrefetchWindow(const Context& c, size_t bytes) { PrefetchPacer(c).Step(bytes); }
 
 // How per-element zero points reach QuantizeUniform: float32 values, or codes read and widened in
 // the loop (Operands::zero_point_codes): 8-bit, 16-bit, 4- and 2-bit one per byte, 4-bit packed
