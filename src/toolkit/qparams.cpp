@@ -528,10 +528,14 @@ void store_codes(const MutableTensorView& view, const ElementTypeInfo& t, uint64
     uint64_t i = 0;
     for (; i < count && (first + i) % per_byte != 0; ++i) codec::store_code(view.data, t, first + i, codes[i]);
     unsigned char* out = bytes + (first + i) / per_byte;  // (one division, not one per byte)
-    for (; i + per_byte <= count; i += per_byte) {
-      unsigned byte = 0;
-      for (uint64_t k = 0; k < per_byte; ++k) byte |= codes[i + k] << (k * static_cast<unsigned>(t.bits));
-      *out++ = static_cast<unsigned char>(byte);
+    // The two widths spelled out: with the width a variable, this loop was a sixth of
+    // compute_qparams' time for int4 blocks of 32 (64K in cache).
+    if (per_byte == 2) {
+      for (; i + 2 <= count; i += 2) *out++ = static_cast<unsigned char>(codes[i] | codes[i + 1] << 4);
+    } else {
+      for (; i + 4 <= count; i += 4) {
+        *out++ = static_cast<unsigned char>(codes[i] | codes[i + 1] << 2 | codes[i + 2] << 4 | codes[i + 3] << 6);
+      }
     }
     for (; i < count; ++i) codec::store_code(view.data, t, first + i, codes[i]);
     return;
@@ -559,6 +563,13 @@ void finish_codes(const Rules& r, const kernels::FinishConstants& constants, con
   uint8_t special[kFinishBatch];
   kernels::finish_groups(constants, extremes, count, scale_codes, zero_point_codes, special);
   for (uint64_t i = 0; i < count; ++i) {
+    // Special groups are rare: clear flags are skipped eight at a time (a byte per group was 6% of
+    // compute_qparams for int4 blocks of 32).
+    for (uint64_t word; i + 8 <= count; i += 8) {
+      std::memcpy(&word, special + i, 8);
+      if (word != 0) break;
+    }
+    if (i == count) break;
     if (special[i] == 0) continue;
     const Finished f = finish(r, Extremes{extremes.min[i], extremes.max[i], extremes.nan[i] != 0});
     scale_codes[i] = f.scale_code;
