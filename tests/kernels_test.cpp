@@ -157,6 +157,9 @@ std::vector<Sweep> sweeps(size_t lanes) {
     all.push_back({{5, 67, 3}, 1, block, false});
     all.push_back({{2, 3, 129}, -1, block, false});
   }
+  // Rows of whole blocks of 1 to 8 vectors (the blocked loop's short-block path takes 1 to 4), the
+  // last row's blocks crossing a 1,024-element kernel block.
+  for (int64_t block : {16, 32, 64}) all.push_back({{6, 192}, -1, block, false});
   return all;
 }
 

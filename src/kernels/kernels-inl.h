@@ -1611,6 +1611,30 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
       block_bounds = &block_bounds_storage;
     }
   }
+  if constexpr (kIntegerOutput<Output> && sizeof(Code) == 1) {
+    // Integer codes of whole short blocks divided in float32: one loop over the blocks, each
+    // block's scale and bounds broadcast from the arrays and its vectors quantized in place, one
+    // prefetch window for all of them (ForEachUniformStretch's visits set each block up as a
+    // stretch of its own, with the pacer and side stream taken in and handed back).
+    const uint64_t block = run.block;
+    if (o.per_block && side == nullptr && c.precision == Precision::kFloat32 && block <= 4 * N &&
+        (run.block_phase + offset) % block == 0 && k % block == 0) {
+      PrefetchPacer prefetch(c);
+      for (size_t b = 0, i = 0; i < k; ++b, i += block) {
+        const VF s = hn::Set(df, o.scale.block[b]);
+        const typename Output::Bounds bounds =
+            block_bounds != nullptr ? typename Output::Bounds{hn::Set(df, block_bounds->lo[b]), hn::Set(df, block_bounds->hi[b]),
+                                                              hn::Set(DI(), block_bounds->bias[b])}
+                                    : bounds_constant;
+        for (size_t j = i; j < i + block; j += N) {
+          const VI code = Output::Codes(c, hn::Div(XInput<kX>::Load(x + j), s), zp_constant, bounds);
+          StoreLowBytes(hn::And(code, byte_mask), out + j);
+        }
+        prefetch.Step(block * sizeof(typename XInput<kX>::T));
+      }
+      return;
+    }
+  }
   // always_inline: GCC otherwise makes the visitor a call per stretch, a stack frame for every
   // block of 32 elements (plain int4 blocked-32 Q, 64K in cache: 65 instead of 57 us).
   const auto visit = [&](uint64_t block, size_t i, size_t count) HWY_ATTR __attribute__((always_inline)) {
