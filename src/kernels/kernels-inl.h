@@ -1612,22 +1612,31 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
     }
   }
   if constexpr (kIntegerOutput<Output> && sizeof(Code) == 1) {
-    // Integer codes of whole short blocks divided in float32: one loop over the blocks, each
+    // Integer codes of whole short blocks: one loop over the blocks, each
     // block's scale and bounds broadcast from the arrays and its vectors quantized in place, one
     // prefetch window for all of them (ForEachUniformStretch's visits set each block up as a
     // stretch of its own, with the pacer and side stream taken in and handed back).
+    // float16/bfloat16 x may divide in its own precision (QuantizeStretch's first branch): the
+    // scale rounded to it unless exact in it, the quotient rounded to it.
+    constexpr bool kSixteenBitX = kX == ElementType::kFloat16 || kX == ElementType::kBfloat16;
+    const bool own_precision = kSixteenBitX && c.precision != Precision::kFloat32;
+    const bool round_scale = own_precision && !ExactInPrecision(c.scale->type, c.precision);
     const uint64_t block = run.block;
-    if (o.per_block && side == nullptr && c.precision == Precision::kFloat32 && block <= 4 * N &&
-        (run.block_phase + offset) % block == 0 && k % block == 0) {
+    if (o.per_block && side == nullptr && block <= 4 * N && (run.block_phase + offset) % block == 0 && k % block == 0) {
       PrefetchPacer prefetch(c);
       for (size_t b = 0, i = 0; i < k; ++b, i += block) {
-        const VF s = hn::Set(df, o.scale.block[b]);
+        VF s = hn::Set(df, o.scale.block[b]);
+        if (round_scale) s = RoundToPrecision(c.precision, s);
         const typename Output::Bounds bounds =
             block_bounds != nullptr ? typename Output::Bounds{hn::Set(df, block_bounds->lo[b]), hn::Set(df, block_bounds->hi[b]),
                                                               hn::Set(DI(), block_bounds->bias[b])}
                                     : bounds_constant;
         for (size_t j = i; j < i + block; j += N) {
-          const VI code = Output::Codes(c, hn::Div(XInput<kX>::Load(x + j), s), zp_constant, bounds);
+          VF q = hn::Div(XInput<kX>::Load(x + j), s);
+          if constexpr (kSixteenBitX) {
+            if (own_precision) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+          }
+          const VI code = Output::Codes(c, q, zp_constant, bounds);
           StoreLowBytes(hn::And(code, byte_mask), out + j);
         }
         prefetch.Step(block * sizeof(typename XInput<kX>::T));
