@@ -1611,33 +1611,48 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
       block_bounds = &block_bounds_storage;
     }
   }
-  if constexpr (kIntegerOutput<Output> && sizeof(Code) == 1) {
-    // Integer codes of whole short blocks: one loop over the blocks, each
-    // block's scale and bounds broadcast from the arrays and its vectors quantized in place, one
+  if constexpr (!Output::kWide && sizeof(Code) == 1) {
+    // Byte codes (integers of <= 8 bits, float8, float4) of whole short blocks: one loop over the
+    // blocks, each block's scale and bounds broadcast and its vectors quantized in place, one
     // prefetch window for all of them (ForEachUniformStretch's visits set each block up as a
-    // stretch of its own, with the pacer and side stream taken in and handed back).
-    // float16/bfloat16 x may divide in its own precision (QuantizeStretch's first branch): the
-    // scale rounded to it unless exact in it, the quotient rounded to it.
+    // stretch of its own, with the pacer and side stream taken in and handed back). float16 and
+    // bfloat16 x may divide in its own precision (QuantizeStretch's first branch): the scale
+    // rounded to it unless exact in it, the quotient rounded to it, or bfloat16's quotient coded by
+    // the table where QuantizeUniform takes it.
     constexpr bool kSixteenBitX = kX == ElementType::kFloat16 || kX == ElementType::kBfloat16;
     const bool own_precision = kSixteenBitX && c.precision != Precision::kFloat32;
     const bool round_scale = own_precision && !ExactInPrecision(c.scale->type, c.precision);
+    [[maybe_unused]] const bool by_table = kX == ElementType::kBfloat16 && own_precision && c.code_table != nullptr;
     const uint64_t block = run.block;
     if (o.per_block && side == nullptr && block <= 4 * N && (run.block_phase + offset) % block == 0 && k % block == 0) {
       PrefetchPacer prefetch(c);
       for (size_t b = 0, i = 0; i < k; ++b, i += block) {
         VF s = hn::Set(df, o.scale.block[b]);
         if (round_scale) s = RoundToPrecision(c.precision, s);
-        const typename Output::Bounds bounds =
-            block_bounds != nullptr ? typename Output::Bounds{hn::Set(df, block_bounds->lo[b]), hn::Set(df, block_bounds->hi[b]),
-                                                              hn::Set(DI(), block_bounds->bias[b])}
-                                    : bounds_constant;
+        VF zp = zp_constant;
+        typename Output::Bounds bounds = bounds_constant;
+        if constexpr (kIntegerOutput<Output>) {
+          if (block_bounds != nullptr) {  // (integer codes take the zero point through the bounds)
+            bounds = {hn::Set(df, block_bounds->lo[b]), hn::Set(df, block_bounds->hi[b]), hn::Set(DI(), block_bounds->bias[b])};
+          }
+        } else if (c.zero_point != nullptr) {
+          zp = hn::Set(df, o.zero_point.block[b]);
+          bounds = Output::MakeBounds(zp);
+        }
         for (size_t j = i; j < i + block; j += N) {
           VF q = hn::Div(XInput<kX>::Load(x + j), s);
+#ifdef QDQ_CODE_GATHER
+          if constexpr (kCodesByTable<Output> && kX == ElementType::kBfloat16) {
+            if (by_table) {
+              StoreLowBytes(hn::And(CodesOfQuotientByTable<kX>(c.code_table, q), byte_mask), out + j);
+              continue;
+            }
+          }
+#endif
           if constexpr (kSixteenBitX) {
             if (own_precision) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
           }
-          const VI code = Output::Codes(c, q, zp_constant, bounds);
-          StoreLowBytes(hn::And(code, byte_mask), out + j);
+          StoreLowBytes(hn::And(Output::Codes(c, q, zp, bounds), byte_mask), out + j);
         }
         prefetch.Step(block * sizeof(typename XInput<kX>::T));
       }
