@@ -1599,9 +1599,10 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
   BlockBounds block_bounds_storage;
   const BlockBounds* block_bounds = nullptr;
   if constexpr (kIntegerOutput<Output>) {
-    if (o.per_block && c.zero_point != nullptr) {
-      // Entries past the last block: zero points 0 (LoadContiguous pads 16 of them).
-      const uint64_t blocks = ((run.block_phase + offset) % run.block + k + run.block - 1) / run.block;
+    // Entries past the last block: zero points 0 (LoadContiguous pads 16 of them). Blocks of fewer
+    // than 4 elements (no target here has fewer lanes) keep deriving theirs per block.
+    const uint64_t blocks = o.per_block ? ((run.block_phase + offset) % run.block + k + run.block - 1) / run.block : 0;
+    if (o.per_block && c.zero_point != nullptr && blocks + N <= BlockBounds::kMostBlocks) {
       for (size_t j = 0; j < blocks; j += N) {
         const typename Output::Bounds b = Output::MakeBounds(hn::LoadU(df, o.zero_point.block + j));
         hn::Store(b.lo, df, block_bounds_storage.lo + j);
