@@ -1541,6 +1541,23 @@ struct BlockBounds {
   HWY_ALIGN int32_t bias[kMostBlocks];
 };
 
+// Block b's bounds, and its zero point into *zp, where the run has a zero point per block (else
+// the constants, *zp untouched): from block_bounds where QuantizeUniformBlock made them.
+template <class Output>
+HWY_INLINE typename Output::Bounds BoundsOfBlock(const Context& c, const Operands& o, uint64_t b,
+                                                 const BlockBounds* block_bounds,
+                                                 const typename Output::Bounds& bounds_constant, VF* zp) {
+  if (!o.per_block || c.zero_point == nullptr) return bounds_constant;
+  const DF df;
+  *zp = hn::Set(df, o.zero_point.block[b]);
+  if constexpr (kIntegerOutput<Output>) {
+    if (block_bounds != nullptr) {
+      return {hn::Set(df, block_bounds->lo[b]), hn::Set(df, block_bounds->hi[b]), hn::Set(DI(), block_bounds->bias[b])};
+    }
+  }
+  return Output::MakeBounds(*zp);
+}
+
 // Elements of block b of a stretch: the block's own scale and zero point when per_block, else the
 // constants. (A function, not a lambda: GCC does not inline the lambda and pays a call per block.)
 template <class Output, ElementType kX, typename Code>
@@ -1549,17 +1566,8 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
                                 const typename Output::Bounds& bounds_constant, VI byte_mask, Code* to,
                                 SideStream<kX>* side, const BlockBounds* block_bounds) {
   const DF df;
-  const VF zp = o.per_block && c.zero_point != nullptr ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
-  typename Output::Bounds bounds = bounds_constant;
-  if constexpr (kIntegerOutput<Output>) {
-    if (block_bounds != nullptr) {
-      bounds = {hn::Set(df, block_bounds->lo[b]), hn::Set(df, block_bounds->hi[b]), hn::Set(DI(), block_bounds->bias[b])};
-    } else if (o.per_block && c.zero_point != nullptr) {
-      bounds = Output::MakeBounds(zp);
-    }
-  } else if (o.per_block && c.zero_point != nullptr) {
-    bounds = Output::MakeBounds(zp);
-  }
+  VF zp = zp_constant;
+  const typename Output::Bounds bounds = BoundsOfBlock<Output>(c, o, b, block_bounds, bounds_constant, &zp);
   const float scale = o.per_block ? o.scale.block[b] : o.scale.constant;
   const VF s = hn::Set(df, scale);
   if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
@@ -1633,15 +1641,7 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
         VF s = hn::Set(df, o.scale.block[b]);
         if (round_scale) s = RoundToPrecision(c.precision, s);
         VF zp = zp_constant;
-        typename Output::Bounds bounds = bounds_constant;
-        if constexpr (kIntegerOutput<Output>) {
-          if (block_bounds != nullptr) {  // (integer codes take the zero point through the bounds)
-            bounds = {hn::Set(df, block_bounds->lo[b]), hn::Set(df, block_bounds->hi[b]), hn::Set(DI(), block_bounds->bias[b])};
-          }
-        } else if (c.zero_point != nullptr) {
-          zp = hn::Set(df, o.zero_point.block[b]);
-          bounds = Output::MakeBounds(zp);
-        }
+        const typename Output::Bounds bounds = BoundsOfBlock<Output>(c, o, b, block_bounds, bounds_constant, &zp);
         for (size_t j = i; j < i + block; j += N) {
           VF q = hn::Div(XInput<kX>::Load(x + j), s);
 #ifdef QDQ_CODE_GATHER
