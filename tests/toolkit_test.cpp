@@ -313,6 +313,12 @@ struct DynamicCase {
   // One element in `specials_every` (0: none) becomes a NaN, +inf or -inf, so that some groups
   // take the reductions' NaN re-check and others do not.
   uint32_t specials_every = 0;
+  // Runs of 64 elements, one in `runs_every` (0: none), cycling through all zeros, +-3e38 (a
+  // range whose extent overflows) and positive values only: whole groups the vector finish leaves
+  // to the scalar one, and groups whose range is widened to 0.
+  uint32_t runs_every = 0;
+  // y's and the zero point's layout (one code per byte: numpy's 4- and 2-bit arrays).
+  SubByteLayout layout = SubByteLayout::kPacked;
 };
 
 // dynamic_quantize == compute_qparams, then quantize_linear with what it gave.
@@ -329,6 +335,17 @@ void check_dynamic(const DynamicCase& c, std::mt19937& rng, const std::string& w
     for (float& v : x) {
       const uint32_t p = pick(rng);
       if (p < 3) v = specials[p];
+    }
+  }
+  if (c.runs_every != 0) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t run = i / 64;
+      if (run % c.runs_every != 0) continue;
+      switch (run / c.runs_every % 3) {
+        case 0: x[i] = 0.0f; break;
+        case 1: x[i] = i % 2 == 0 ? 3e38f : -3e38f; break;
+        default: x[i] = 1.0f + std::fabs(x[i]); break;
+      }
     }
   }
   // x stored as its type (float16 and bfloat16 round the normal values; the specials survive).
@@ -354,8 +371,9 @@ void check_dynamic(const DynamicCase& c, std::mt19937& rng, const std::string& w
   std::vector<uint8_t> scale(groups * 4), zp(groups * 4 + 1), y(n * 4 + 1);
   std::vector<uint8_t> want_scale(scale.size()), want_zp(zp.size()), want_y(y.size());
   const TensorView xv{c.x_type, c.shape, x_bytes.data()};
-  MutableTensorView zv{c.type, qshape.value(), zp.data()}, want_zv{c.type, qshape.value(), want_zp.data()};
-  ASSERT_TRUE(dynamic_quantize(xv, o, {c.type, c.shape, y.data()}, {o.scale_type, qshape.value(), scale.data()},
+  MutableTensorView zv{c.type, qshape.value(), zp.data(), c.layout};
+  MutableTensorView want_zv{c.type, qshape.value(), want_zp.data(), c.layout};
+  ASSERT_TRUE(dynamic_quantize(xv, o, {c.type, c.shape, y.data(), c.layout}, {o.scale_type, qshape.value(), scale.data()},
                                has_zp ? &zv : nullptr)
                   .ok())
       << where;
@@ -366,8 +384,8 @@ void check_dynamic(const DynamicCase& c, std::mt19937& rng, const std::string& w
   a.block_size = c.granularity == Granularity::kBlocked ? c.block : 0;
   if (!has_zp) a.output_dtype = static_cast<int64_t>(c.type);
   const TensorView sv{o.scale_type, qshape.value(), want_scale.data()};
-  const TensorView zpv{c.type, qshape.value(), want_zp.data()};
-  ASSERT_TRUE(quantize_linear(xv, sv, has_zp ? &zpv : nullptr, a, {c.type, c.shape, want_y.data()}).ok()) << where;
+  const TensorView zpv{c.type, qshape.value(), want_zp.data(), c.layout};
+  ASSERT_TRUE(quantize_linear(xv, sv, has_zp ? &zpv : nullptr, a, {c.type, c.shape, want_y.data(), c.layout}).ok()) << where;
   EXPECT_EQ(scale, want_scale) << where;
   EXPECT_EQ(zp, want_zp) << where;
   EXPECT_EQ(y, want_y) << where;
@@ -408,6 +426,26 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, 0, 32, {16384, 8}, E::kFloat32, E::kFloat32, 0},
       {E::kUint4, ScaleMethod::kSymmetric, G::kBlocked, 0, 1000, {40, 64}},
       {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, 0, 4, {8, 12}},
+      // Short whole groups of float32 x to <= 8-bit integers (kernels::dynamic_quantize_groups on
+      // the targets whose 1, 2 or 4 vectors make the group: 4 to 64 elements), threaded, with
+      // batches the vector finish leaves to the fallback (NaN, infinities, all-zero and
+      // overflowing ranges) and group counts that leave tasks a tail short of a batch.
+      {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, -1, 32, {70, 4096}, E::kFloat32, E::kFloat32, 20000, 20},
+      {E::kUint4, ScaleMethod::kMinMax, G::kBlocked, 1, 16, {130, 1040}, E::kFloat32, E::kFloat32, 0, 5},
+      {E::kInt8, ScaleMethod::kSymmetric, G::kBlocked, -1, 64, {33, 4096}, E::kFloat32, E::kFloat32, 30000, 40},
+      {E::kUint8, ScaleMethod::kMinMax, G::kBlocked, -1, 8, {300, 520}, E::kFloat32, E::kFloat32, 4000, 11},
+      {E::kUint8, ScaleMethod::kSymmetric, G::kBlocked, -1, 16, {64, 2048}, E::kFloat32, E::kFloat32, 0, 8},
+      {E::kInt2, ScaleMethod::kSymmetricRestricted, G::kBlocked, -1, 32, {40, 2048}, E::kFloat32, E::kFloat32, 0, 13},
+      {E::kUint2, ScaleMethod::kMinMax, G::kBlocked, -1, 8, {20, 1032}, E::kFloat32, E::kFloat32, 9000, 2},
+      {E::kInt4, ScaleMethod::kSymmetric, G::kBlocked, -1, 32, {50, 4096}, E::kFloat32, E::kFloat32, 0, 0},
+      {E::kInt8, ScaleMethod::kMinMax, G::kPerAxis, 0, 0, {4000, 32}, E::kFloat32, E::kFloat32, 3000, 0},  // rows of 32
+      // The same with one code per byte (numpy's layout) for y and the zero points.
+      {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, -1, 32, {70, 4096}, E::kFloat32, E::kFloat32, 20000, 20,
+       SubByteLayout::kOneCodePerByte},
+      {E::kUint2, ScaleMethod::kSymmetric, G::kBlocked, -1, 16, {64, 1024}, E::kFloat32, E::kFloat32, 0, 4,
+       SubByteLayout::kOneCodePerByte},
+      {E::kInt2, ScaleMethod::kMinMax, G::kBlocked, -1, 64, {30, 4096}, E::kFloat32, E::kFloat32, 5000, 40,
+       SubByteLayout::kOneCodePerByte},
   };
   std::mt19937 rng(kSeed + 1);
   for (int64_t target : kernels::supported_targets()) {

@@ -851,11 +851,15 @@ struct IntegerOutput {
     return hn::IfThenElse(hn::IsNaN(q), b.lo, hn::Min(hn::Max(q, b.lo), b.hi));
 #endif
   }
-  static HWY_INLINE VI Codes(const Context&, VF q, VF, const Bounds& b) {
+  // round_half_even(q) + zp, saturated: q clamped to [lowest - zp, max - zp] (integers, so the
+  // clamp commutes with the rounding), rounded by adding 1.5 * 2^23 (the sum's last bit is the
+  // integer), and the bias takes the magic's bits off and adds zp.
+  static HWY_INLINE VI CodesOf(VF q, const Bounds& b) {
     const DF df;
     const DI di;
     return hn::Sub(hn::BitCast(di, hn::Add(Clamped(q, b), hn::Set(df, kMagic))), b.bias);
   }
+  static HWY_INLINE VI Codes(const Context&, VF q, VF, const Bounds& b) { return CodesOf(q, b); }
   // Codes of x / s computed as x * r, r = RN(1 / s) a normal float32, exact where it is safe and
   // through the division where it might not be (the proof is in docs/semantics.md, "Division by
   // multiplication where it is provably the same"): q0 = RN(x * r) lies within 2^-22 |q0| of

@@ -58,6 +58,39 @@ struct RangeBuffers {
   uint64_t prefetch_bytes = 0;
 };
 
+// Dynamic quantization of short groups, reduced, finished and quantized in one loop
+// (toolkit/qparams.cpp's dynamic_quantize): float32 x, float32 scales, integer codes of <= 8 bits
+// with the integer finish kinds (kMinMax, kSymmetric), each group 1, 2 or 4 whole vectors of
+// consecutive elements. Batches of as many groups as a vector has lanes: each batch's extremes
+// fold into one vector per side, its scales and zero points come from FinishIntegerVectors in
+// registers, and its codes are those of the quantize plan dynamic_quantize makes (IntegerOutput's
+// arithmetic). While one batch is divided, the next is reduced between its vectors.
+struct DynamicGroups {
+  FinishConstants finish;
+  const float* x = nullptr;          // group g is x[g * group, (g + 1) * group)
+  uint64_t group = 0;                // elements per group
+  const ElementTypeInfo* y_type = nullptr;  // int8, uint8, int4, uint4, int2 or uint2
+  void* y = nullptr;
+  SubByteLayout y_layout = SubByteLayout::kPacked;
+  float* scales = nullptr;           // group g's scale to scales[g]
+  void* zero_points = nullptr;       // codes of y_type, group g's at g; null: none stored
+  SubByteLayout zero_point_layout = SubByteLayout::kPacked;
+  // Groups [first, last) that this loop leaves to the general path (a batch the vector finish
+  // does not decide: a NaN, an all-zero or infinite range; and a range's last groups short of a
+  // batch): they are reduced, finished and quantized there, as dynamic_quantize would otherwise.
+  void (*fallback)(void* context, uint64_t first, uint64_t last) = nullptr;
+  void* fallback_context = nullptr;
+};
+
+// Whether the target dispatch picks runs DynamicGroups with groups of `group` elements (1, 2 or 4
+// of its vectors, on the targets with a batched fold), and the batch in groups (a power of two
+// dividing 16).
+bool dynamic_groups_fit(uint64_t group);
+
+// Groups [first, last) of d (first a multiple of 16, so that batches and packed codes start on
+// whole bytes).
+void dynamic_quantize_groups(const DynamicGroups& d, uint64_t first, uint64_t last);
+
 // Whether a SideReduction beside the quantization beats reducing each chunk before quantizing it,
 // on the target dispatch picks. Measured, 64K float32 in cache, one thread: on Zen 1 (AVX2) it
 // did for groups of 64+ elements; on a Sapphire Rapids class Xeon (AVX-512) it did not, where

@@ -292,6 +292,57 @@ HWY_INLINE void ReduceGroupBatch(const void* x, uint64_t start, uint64_t group, 
 #endif
 
 
+// The vector finish of the integer kinds (kMinMax, kSymmetric) in registers: the scalar finish's
+// arithmetic (toolkit/qparams.cpp) for the groups whose extremes are min, max (NaN as +0) and
+// `nan`, lane by lane. `ordinary` marks the lanes it decides; the others (a NaN, an all-zero or
+// infinite range, a finite range whose extent overflows) are the scalar finish's, and their
+// scale and zero point here are unspecified. zero_point is the rounded zero point as a float (0
+// outside the ordinary lanes; kSymmetric: unused, the neutral zero point is constant).
+struct IntegerFinish {
+  VF scale;
+  VF zero_point;
+  hn::Mask<DF> ordinary;
+};
+
+HWY_INLINE IntegerFinish FinishIntegerVectors(const FinishConstants& c, VF min, VF max, hn::Mask<DF> nan) {
+  const DF df;
+  const VF zero = hn::Zero(df);
+  // low = min(min, 0), high = max(max, 0). The scalar std::min/std::max and these may disagree on
+  // the sign of a zero (min -0 vs +0); no result depends on it: the extent and qmin - low / scale
+  // are the same for either zero.
+  const VF low = hn::Min(min, zero);
+  const VF high = hn::Max(max, zero);
+  const VF extent = c.kind == VectorFinish::kMinMax ? hn::Sub(high, low) : hn::Max(hn::Neg(low), high);
+  // The scalar finish decides NaN groups, all-zero ranges and infinite ones (also a finite range
+  // whose extent overflows: that takes the saturation rule there).
+  IntegerFinish f;
+  f.ordinary = hn::AndNot(nan, hn::And(hn::IsFinite(extent), hn::Ne(extent, zero)));
+  VF scale = hn::Div(extent, hn::Set(df, c.divisor));
+  scale = hn::IfThenElse(hn::IsFinite(scale), scale, hn::Set(df, std::numeric_limits<float>::max()));
+  f.scale = hn::Max(scale, hn::Set(df, std::numeric_limits<float>::denorm_min()));
+  if (c.kind != VectorFinish::kMinMax) {
+    f.zero_point = zero;
+    return f;
+  }
+  // zero point = round_half_even(clamp(qmin - low / scale)): low is finite and the scale positive,
+  // so the quotient is a number (possibly -inf, which clamps to the top); the bounds are exact in
+  // float32 for these types, so clamping in float32 is the scalar clamp in double. Round is
+  // nearest-even.
+  VF initial = hn::Sub(hn::Set(df, c.qmin), hn::Div(low, f.scale));
+  initial = hn::Min(hn::Max(initial, hn::Set(df, c.zp_lowest)), hn::Set(df, c.zp_highest));
+  // Lanes the scalar finish takes (and tails) may hold anything: zero there instead, so that the
+  // conversion to integers stays in range.
+  f.zero_point = hn::Round(hn::IfThenElseZero(f.ordinary, initial));
+  return f;
+}
+
+// The zero points' codes (the quantized type's code_mask bits) of a finish.
+HWY_INLINE hn::Vec<DU> FinishedZeroPointCodes(const FinishConstants& c, const IntegerFinish& f) {
+  const DU du;
+  if (c.kind != VectorFinish::kMinMax) return hn::Set(du, c.neutral_zero_point);
+  return hn::And(hn::BitCast(du, hn::ConvertTo(DI(), f.zero_point)), hn::Set(du, c.code_mask));
+}
+
 // Consecutive groups of `group` elements of x from element `begin` to `end` (group a multiple of
 // the lanes, end - begin a multiple of group), reduced one vector per step into out's arrays from
 // index 0, with the values reduce_groups gives. Dynamic quantization steps it between the vectors

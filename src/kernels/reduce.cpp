@@ -156,43 +156,13 @@ HWY_INLINE hn::Mask<DF> LoadNanFlags(const uint8_t* flags) {
   return hn::RebindMask(DF(), hn::Ne(hn::PromoteTo(du, hn::LoadU(d8, flags)), hn::Zero(du)));
 }
 
-// Integer types of <= 16 bits with float32 scales.
+// Integer types of <= 16 bits with float32 scales (the arithmetic: FinishIntegerVectors).
 HWY_INLINE void FinishIntegerLanes(const FinishConstants& c, const FinishLanes& io) {
-  const DF df;
-  const DI di;
   const DU du;
-  const VF zero = hn::Zero(df);
-  const VF min = hn::LoadU(df, io.min);
-  const VF max = hn::LoadU(df, io.max);
-  const auto nan = LoadNanFlags(io.nan);
-  // low = min(min, 0), high = max(max, 0). The scalar std::min/std::max and these may disagree on
-  // the sign of a zero (min -0 vs +0); no result depends on it: the extent and qmin - low / scale
-  // are the same for either zero.
-  const VF low = hn::Min(min, zero);
-  const VF high = hn::Max(max, zero);
-  const VF extent = c.kind == VectorFinish::kMinMax ? hn::Sub(high, low) : hn::Max(hn::Neg(low), high);
-  // The scalar finish decides NaN groups, all-zero ranges and infinite ones (also a finite range
-  // whose extent overflows: that takes the saturation rule there).
-  const auto ordinary = hn::AndNot(nan, hn::And(hn::IsFinite(extent), hn::Ne(extent, zero)));
-  VF scale = hn::Div(extent, hn::Set(df, c.divisor));
-  scale = hn::IfThenElse(hn::IsFinite(scale), scale, hn::Set(df, std::numeric_limits<float>::max()));
-  scale = hn::Max(scale, hn::Set(df, std::numeric_limits<float>::denorm_min()));
-  hn::StoreU(hn::BitCast(du, scale), du, io.scale_codes);
-  StoreFlags(hn::Not(ordinary), io.special);
-  if (c.kind != VectorFinish::kMinMax) {
-    hn::StoreU(hn::Set(du, c.neutral_zero_point), du, io.zero_point_codes);
-    return;
-  }
-  // zero point = round_half_even(clamp(qmin - low / scale)): low is finite and the scale positive,
-  // so the quotient is a number (possibly -inf, which clamps to the top); the bounds are exact in
-  // float32 for these types, so clamping in float32 is the scalar clamp in double. Round is
-  // nearest-even; the conversion is in range after the clamp.
-  VF initial = hn::Sub(hn::Set(df, c.qmin), hn::Div(low, scale));
-  initial = hn::Min(hn::Max(initial, hn::Set(df, c.zp_lowest)), hn::Set(df, c.zp_highest));
-  // Lanes the scalar finish takes (and tails) may hold anything: convert zero there instead.
-  initial = hn::IfThenElseZero(ordinary, initial);
-  const auto code = hn::And(hn::BitCast(du, hn::ConvertTo(di, hn::Round(initial))), hn::Set(du, c.code_mask));
-  hn::StoreU(code, du, io.zero_point_codes);
+  const IntegerFinish f = FinishIntegerVectors(c, hn::LoadU(DF(), io.min), hn::LoadU(DF(), io.max), LoadNanFlags(io.nan));
+  hn::StoreU(hn::BitCast(du, f.scale), du, io.scale_codes);
+  StoreFlags(hn::Not(f.ordinary), io.special);
+  hn::StoreU(FinishedZeroPointCodes(c, f), du, io.zero_point_codes);
 }
 
 // MX methods with e8m0 scales: the code is the exponent + 127, clamped to [0, 255] (255 = NaN).

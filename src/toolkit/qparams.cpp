@@ -778,6 +778,61 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
     });
     return {};
   }
+  // Short whole groups of float32 x to integer codes of <= 8 bits with float32 scales: one loop
+  // that reduces the next batch of groups between the current batch's divisions, the scales and
+  // zero points going from the vector finish's registers to the divisions
+  // (kernels::dynamic_quantize_groups). The batches it leaves to the general path (a NaN, an
+  // all-zero or infinite range) and each task's last groups come back through `fallback`, which
+  // does what the chunks below do.
+  const uint64_t whole_groups_of = g.row % group_elements == 0 ? group_elements : 0;
+  const kernels::FinishConstants constants = vector_finish(r);
+  if (x.type == ElementType::kFloat32 && q.is_integer() && q.bits <= 8 && whole_groups_of != 0 &&
+      (constants.kind == kernels::VectorFinish::kMinMax || constants.kind == kernels::VectorFinish::kSymmetric) &&
+      kernels::dynamic_groups_fit(whole_groups_of)) {
+    struct Fallback {
+      const TensorView& x;
+      const Geometry& g;
+      const Rules& r;
+      const MutableTensorView& scale;
+      const MutableTensorView* zero_point;
+      const Plan& plan;
+      const Layout& canonical;
+      const MutableTensorView& y;
+      uint64_t group;
+    } fallback{x, g, r, scale, zero_point, plan.value(), canonical, y, whole_groups_of};
+    kernels::DynamicGroups d;
+    d.finish = constants;
+    d.x = static_cast<const float*>(x.data);
+    d.group = whole_groups_of;
+    d.y_type = &q;
+    d.y = y.data;
+    d.y_layout = y.layout;
+    d.scales = static_cast<float*>(scale.data);
+    d.zero_points = zero_point != nullptr ? zero_point->data : nullptr;
+    d.zero_point_layout = zero_point != nullptr ? zero_point->layout : SubByteLayout::kPacked;
+    d.fallback_context = &fallback;
+    d.fallback = [](void* context, uint64_t first, uint64_t last) {
+      const Fallback& f = *static_cast<const Fallback*>(context);
+      const uint64_t per_chunk = std::max<uint64_t>(1, kCacheChunkElements / f.group);
+      ExtremesArrays extremes(std::min(per_chunk, last - first));
+      for (uint64_t a = first; a < last; a += per_chunk) {
+        const uint64_t b = std::min(last, a + per_chunk);
+        reduce_contiguous_groups(f.x, f.g, a, b, extremes.view());
+        write_groups(f.r, extremes.view(), a, b - a, f.scale, f.zero_point);
+        kernels::execute_range(f.plan, f.canonical, group_start(f.g, a), group_start(f.g, b), f.y);
+      }
+    };
+    // Tasks of whole batches (16 groups: every target's batch divides it), which also keeps
+    // packed codes and zero points of different tasks in different bytes.
+    const uint64_t tasks = exec::task_count(execution.parallel_for, g.group_count,
+                                            std::max<uint64_t>(1, kMinElementsPerTask / whole_groups_of));
+    const uint64_t size = ((g.group_count + tasks - 1) / tasks + 15) / 16 * 16;
+    exec::parallel_tasks(execution.parallel_for, tasks, [&](uint64_t t) {
+      const uint64_t first = t * size, last = std::min(g.group_count, (t + 1) * size);
+      if (first < last) kernels::dynamic_quantize_groups(d, first, last);
+    });
+    return {};
+  }
   const auto finish_and_quantize_chunk = [&](uint64_t first, uint64_t last, const kernels::GroupExtremes& extremes,
                                              const NextChunk& next) {
     write_groups(r, extremes, first, last - first, scale, zero_point);
