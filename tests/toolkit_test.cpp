@@ -439,6 +439,11 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kUint2, ScaleMethod::kMinMax, G::kBlocked, -1, 8, {20, 1032}, E::kFloat32, E::kFloat32, 9000, 2},
       {E::kInt4, ScaleMethod::kSymmetric, G::kBlocked, -1, 32, {50, 4096}, E::kFloat32, E::kFloat32, 0, 0},
       {E::kInt8, ScaleMethod::kMinMax, G::kPerAxis, 0, 0, {4000, 32}, E::kFloat32, E::kFloat32, 3000, 0},  // rows of 32
+      // Groups of 3 to 16 vectors (the loop over a group's vectors), float16 and bfloat16 x.
+      {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, -1, 128, {40, 4096}, E::kFloat32, E::kBfloat16, 20000, 60},
+      {E::kUint8, ScaleMethod::kMinMax, G::kBlocked, -1, 32, {64, 2048}, E::kFloat32, E::kFloat16, 10000, 20},
+      {E::kInt8, ScaleMethod::kSymmetric, G::kBlocked, -1, 256, {16, 8192}, E::kFloat32, E::kFloat32, 0, 100},
+      {E::kUint4, ScaleMethod::kSymmetric, G::kBlocked, -1, 48, {30, 4800}, E::kFloat32, E::kFloat16, 30000, 30},
       // The same with one code per byte (numpy's layout) for y and the zero points.
       {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, -1, 32, {70, 4096}, E::kFloat32, E::kFloat32, 20000, 20,
        SubByteLayout::kOneCodePerByte},

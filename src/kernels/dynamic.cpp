@@ -39,23 +39,35 @@ struct BatchExtremes {
   VF check;
 };
 
-template <size_t kVectors>
-HWY_INLINE void ReduceGroupInto(const float* x, size_t j, BatchExtremes& e) {
-  const DF df;
-  const size_t N = hn::Lanes(df);
-  const VF a = hn::LoadU(df, x);
+// Group j of a batch: its `vectors` whole vectors from x (kVectors of them where kVectors is
+// nonzero, the compiler then unrolling them).
+template <ElementType kX, size_t kVectors>
+HWY_INLINE void ReduceGroupInto(const typename XInput<kX>::T* x, size_t vectors, size_t j, BatchExtremes& e) {
+  const size_t N = hn::Lanes(DF());
+  const VF a = XInput<kX>::Load(x);
   if constexpr (kVectors == 1) {
     e.lo[j] = a;
     e.hi[j] = a;
     e.check = hn::Add(e.check, a);
-  } else {
-    const VF b = hn::LoadU(df, x + N);
+  } else if constexpr (kVectors == 2 || kVectors == 4) {
+    const VF b = XInput<kX>::Load(x + N);
     VF lo = hn::Min(a, b), hi = hn::Max(a, b), sum = hn::Add(a, b);
     if constexpr (kVectors == 4) {
-      const VF c = hn::LoadU(df, x + 2 * N), d = hn::LoadU(df, x + 3 * N);
+      const VF c = XInput<kX>::Load(x + 2 * N), d = XInput<kX>::Load(x + 3 * N);
       lo = hn::Min(lo, hn::Min(c, d));
       hi = hn::Max(hi, hn::Max(c, d));
       sum = hn::Add(sum, hn::Add(c, d));
+    }
+    e.lo[j] = lo;
+    e.hi[j] = hi;
+    e.check = hn::Add(e.check, sum);
+  } else {
+    VF lo = a, hi = a, sum = a;
+    for (size_t v = 1; v < vectors; ++v) {
+      const VF b = XInput<kX>::Load(x + v * N);
+      lo = hn::Min(lo, b);
+      hi = hn::Max(hi, b);
+      sum = hn::Add(sum, b);
     }
     e.lo[j] = lo;
     e.hi[j] = hi;
@@ -94,12 +106,20 @@ HWY_INLINE void StoreZeroPoints(const DynamicGroups& d, hn::Vec<DU> codes, uint6
   }
 }
 
-template <class Output, size_t kVectors>
+// The most vectors a group may have (kernels.h: dynamic_groups_fit): a batch of 16 such groups
+// of float32 is 64 KiB at most on AVX-512, and the batch being divided stays in L2 while the next
+// is reduced.
+constexpr size_t kMostVectors = 16;
+
+template <class Output, ElementType kX, size_t kVectors>
 void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
+  using T = typename XInput<kX>::T;
   const DF df;
   const DI di;
   const size_t N = hn::Lanes(df);
-  const uint64_t group = kVectors * N;
+  const size_t vectors = kVectors != 0 ? kVectors : static_cast<size_t>(d.group / N);
+  const uint64_t group = vectors * N;
+  const T* const x_data = static_cast<const T*>(d.x);
   const uint64_t end = first + (last - first) / N * N;
   const bool packed = d.y_type->is_packed() && d.y_layout == SubByteLayout::kPacked;
   const bool one_code_per_byte = d.y_type->is_packed() && !packed;
@@ -115,15 +135,15 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
   bool ready = false;
   const auto reduce_alone = [&](uint64_t g0) HWY_ATTR {
     e.check = hn::Zero(df);
-    for (size_t j = 0; j < N; ++j) ReduceGroupInto<kVectors>(d.x + (g0 + j) * group, j, e);
+    for (size_t j = 0; j < N; ++j) ReduceGroupInto<kX, kVectors>(x_data + (g0 + j) * group, vectors, j, e);
     ready = FinishBatch(d.finish, e, &f);
   };
   if (end > first) reduce_alone(first);
   // Lines are asked for kPrefetchAheadBytes past the next batch's reduction, up to the range's end.
-  const char* const x_end = reinterpret_cast<const char*>(d.x + end * group);
+  const char* const x_end = reinterpret_cast<const char*>(x_data + end * group);
   HWY_ALIGN float scale_lanes[16], lo_lanes[16], hi_lanes[16];
   HWY_ALIGN int32_t bias_lanes[16];
-  HWY_ALIGN uint8_t codes[16 * 64];  // packed y: the batch's codes, one per byte, before packing
+  HWY_ALIGN uint8_t codes[16 * 16 * kMostVectors];  // packed y: a batch's codes, one per byte, before packing
   for (uint64_t g0 = first; g0 < end; g0 += N) {
     const uint64_t next = g0 + N;
     const bool has_next = next < end;
@@ -139,22 +159,22 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
     hn::Store(bounds.lo, df, lo_lanes);
     hn::Store(bounds.hi, df, hi_lanes);
     hn::Store(bounds.bias, di, bias_lanes);
-    const float* x = d.x + g0 * group;
-    const float* x_next = d.x + next * group;
+    const T* x = x_data + g0 * group;
+    const T* x_next = x_data + next * group;
     uint8_t* out = packed ? codes : static_cast<uint8_t*>(d.y) + g0 * group;
     e.check = hn::Zero(df);
     for (size_t j = 0; j < N; ++j) {
       const VF s = hn::Set(df, scale_lanes[j]);
       const typename Output::Bounds b{hn::Set(df, lo_lanes[j]), hn::Set(df, hi_lanes[j]), hn::Set(di, bias_lanes[j])};
-      for (size_t v = 0; v < kVectors; ++v) {
-        VI code = Output::CodesOf(hn::Div(hn::LoadU(df, x + j * group + v * N), s), b);
+      for (size_t v = 0; v < vectors; ++v) {
+        VI code = Output::CodesOf(hn::Div(XInput<kX>::Load(x + j * group + v * N), s), b);
         if (one_code_per_byte) code = hn::And(code, code_mask);
         StoreLowBytes(code, out + j * group + v * N);
       }
       if (has_next) {
-        ReduceGroupInto<kVectors>(x_next + j * group, j, e);
+        ReduceGroupInto<kX, kVectors>(x_next + j * group, vectors, j, e);
         const char* ahead = reinterpret_cast<const char*>(x_next + j * group) + kPrefetchAheadBytes;
-        for (size_t line = 0; line < group * sizeof(float); line += 64) {
+        for (size_t line = 0; line < group * sizeof(T); line += 64) {
           if (ahead + line < x_end) PrefetchForLater(ahead + line);
         }
       }
@@ -165,13 +185,26 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
   if (end < last) d.fallback(d.fallback_context, end, last);
 }
 
-template <class Output>
+// float32 x unrolls groups of 1, 2 and 4 vectors; the rest loop over their vectors.
+template <class Output, ElementType kX>
 void QuantizeGroupsOf(const DynamicGroups& d, uint64_t first, uint64_t last) {
   const size_t N = hn::Lanes(DF());
-  if (d.group == N) return QuantizeGroups<Output, 1>(d, first, last);
-  if (d.group == 2 * N) return QuantizeGroups<Output, 2>(d, first, last);
-  if (d.group == 4 * N) return QuantizeGroups<Output, 4>(d, first, last);
-  d.fallback(d.fallback_context, first, last);
+  if constexpr (kX == ElementType::kFloat32) {
+    if (d.group == N) return QuantizeGroups<Output, kX, 1>(d, first, last);
+    if (d.group == 2 * N) return QuantizeGroups<Output, kX, 2>(d, first, last);
+    if (d.group == 4 * N) return QuantizeGroups<Output, kX, 4>(d, first, last);
+  }
+  QuantizeGroups<Output, kX, 0>(d, first, last);
+}
+
+template <class Output>
+void QuantizeGroupsOfX(const DynamicGroups& d, uint64_t first, uint64_t last) {
+  switch (d.x_type) {
+    case ElementType::kFloat32: return QuantizeGroupsOf<Output, ElementType::kFloat32>(d, first, last);
+    case ElementType::kFloat16: return QuantizeGroupsOf<Output, ElementType::kFloat16>(d, first, last);
+    case ElementType::kBfloat16: return QuantizeGroupsOf<Output, ElementType::kBfloat16>(d, first, last);
+    default: d.fallback(d.fallback_context, first, last);
+  }
 }
 
 #endif  // QDQ_HAVE_FOLD_EACH
@@ -179,7 +212,7 @@ void QuantizeGroupsOf(const DynamicGroups& d, uint64_t first, uint64_t last) {
 bool DynamicGroupsFit(uint64_t group) {
 #if QDQ_HAVE_FOLD_EACH
   const size_t N = hn::Lanes(DF());
-  return group == N || group == 2 * N || group == 4 * N;
+  return group % N == 0 && group / N >= 1 && group / N <= kMostVectors;
 #else
   (void)group;
   return false;
@@ -190,14 +223,14 @@ void DynamicQuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last
   const CleanUpperStateOnReturn clean_upper_state;
 #if QDQ_HAVE_FOLD_EACH
   const bool integer_finish = d.finish.kind == VectorFinish::kMinMax || d.finish.kind == VectorFinish::kSymmetric;
-  if (integer_finish) {
+  if (integer_finish && DynamicGroupsFit(d.group)) {
     switch (d.y_type->type) {
-      case ElementType::kInt8: return QuantizeGroupsOf<IntegerOutput<8, true>>(d, first, last);
-      case ElementType::kUint8: return QuantizeGroupsOf<IntegerOutput<8, false>>(d, first, last);
-      case ElementType::kInt4: return QuantizeGroupsOf<IntegerOutput<4, true>>(d, first, last);
-      case ElementType::kUint4: return QuantizeGroupsOf<IntegerOutput<4, false>>(d, first, last);
-      case ElementType::kInt2: return QuantizeGroupsOf<IntegerOutput<2, true>>(d, first, last);
-      case ElementType::kUint2: return QuantizeGroupsOf<IntegerOutput<2, false>>(d, first, last);
+      case ElementType::kInt8: return QuantizeGroupsOfX<IntegerOutput<8, true>>(d, first, last);
+      case ElementType::kUint8: return QuantizeGroupsOfX<IntegerOutput<8, false>>(d, first, last);
+      case ElementType::kInt4: return QuantizeGroupsOfX<IntegerOutput<4, true>>(d, first, last);
+      case ElementType::kUint4: return QuantizeGroupsOfX<IntegerOutput<4, false>>(d, first, last);
+      case ElementType::kInt2: return QuantizeGroupsOfX<IntegerOutput<2, true>>(d, first, last);
+      case ElementType::kUint2: return QuantizeGroupsOfX<IntegerOutput<2, false>>(d, first, last);
       default: break;
     }
   }

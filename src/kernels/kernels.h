@@ -59,15 +59,16 @@ struct RangeBuffers {
 };
 
 // Dynamic quantization of short groups, reduced, finished and quantized in one loop
-// (toolkit/qparams.cpp's dynamic_quantize): float32 x, float32 scales, integer codes of <= 8 bits
-// with the integer finish kinds (kMinMax, kSymmetric), each group 1, 2 or 4 whole vectors of
-// consecutive elements. Batches of as many groups as a vector has lanes: each batch's extremes
+// (toolkit/qparams.cpp's dynamic_quantize): float x divided in float32, float32 scales, integer
+// codes of <= 8 bits with the integer finish kinds (kMinMax, kSymmetric), each group 1 to 16 whole
+// vectors of consecutive elements. Batches of as many groups as a vector has lanes: each batch's extremes
 // fold into one vector per side, its scales and zero points come from FinishIntegerVectors in
 // registers, and its codes are those of the quantize plan dynamic_quantize makes (IntegerOutput's
 // arithmetic). While one batch is divided, the next is reduced between its vectors.
 struct DynamicGroups {
   FinishConstants finish;
-  const float* x = nullptr;          // group g is x[g * group, (g + 1) * group)
+  ElementType x_type = ElementType::kFloat32;  // float32, float16 or bfloat16, divided in float32
+  const void* x = nullptr;           // group g is x[g * group, (g + 1) * group)
   uint64_t group = 0;                // elements per group
   const ElementTypeInfo* y_type = nullptr;  // int8, uint8, int4, uint4, int2 or uint2
   void* y = nullptr;
@@ -82,9 +83,8 @@ struct DynamicGroups {
   void* fallback_context = nullptr;
 };
 
-// Whether the target dispatch picks runs DynamicGroups with groups of `group` elements (1, 2 or 4
-// of its vectors, on the targets with a batched fold), and the batch in groups (a power of two
-// dividing 16).
+// Whether the target dispatch picks runs DynamicGroups with groups of `group` elements: 1 to 16 of
+// its vectors, on the targets with a batched fold (their batches of 4, 8 or 16 groups divide 16).
 bool dynamic_groups_fit(uint64_t group);
 
 // Groups [first, last) of d (first a multiple of 16, so that batches and packed codes start on

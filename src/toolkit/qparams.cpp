@@ -778,7 +778,8 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
     });
     return {};
   }
-  // Short whole groups of float32 x to integer codes of <= 8 bits with float32 scales: one loop
+  // Short whole groups of float x divided in float32 to integer codes of <= 8 bits with float32
+  // scales: one loop
   // that reduces the next batch of groups between the current batch's divisions, the scales and
   // zero points going from the vector finish's registers to the divisions
   // (kernels::dynamic_quantize_groups). The batches it leaves to the general path (a NaN, an
@@ -786,7 +787,7 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   // does what the chunks below do.
   const uint64_t whole_groups_of = g.row % group_elements == 0 ? group_elements : 0;
   const kernels::FinishConstants constants = vector_finish(r);
-  if (x.type == ElementType::kFloat32 && q.is_integer() && q.bits <= 8 && whole_groups_of != 0 &&
+  if (plan.value().precision == Precision::kFloat32 && q.is_integer() && q.bits <= 8 && whole_groups_of != 0 &&
       (constants.kind == kernels::VectorFinish::kMinMax || constants.kind == kernels::VectorFinish::kSymmetric) &&
       kernels::dynamic_groups_fit(whole_groups_of)) {
     struct Fallback {
@@ -802,7 +803,8 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
     } fallback{x, g, r, scale, zero_point, plan.value(), canonical, y, whole_groups_of};
     kernels::DynamicGroups d;
     d.finish = constants;
-    d.x = static_cast<const float*>(x.data);
+    d.x_type = x.type;
+    d.x = x.data;
     d.group = whole_groups_of;
     d.y_type = &q;
     d.y = y.data;
