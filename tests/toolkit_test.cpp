@@ -313,12 +313,15 @@ struct DynamicCase {
   // One element in `specials_every` (0: none) becomes a NaN, +inf or -inf, so that some groups
   // take the reductions' NaN re-check and others do not.
   uint32_t specials_every = 0;
-  // Runs of 64 elements, one in `runs_every` (0: none), cycling through all zeros, +-3e38 (a
+  // Runs of 64 elements, one in `runs_every` (0: none), cycling through +0 and -0, +-3e38 (a
   // range whose extent overflows) and positive values only: whole groups the vector finish leaves
   // to the scalar one, and groups whose range is widened to 0.
   uint32_t runs_every = 0;
   // y's and the zero point's layout (one code per byte: numpy's 4- and 2-bit arrays).
   SubByteLayout layout = SubByteLayout::kPacked;
+  // Float codes: also a zero-point tensor (its +0 codes; float4e2m1's plan then adds +0 to each
+  // quotient, which turns -0 into +0).
+  bool float_zero_point = false;
 };
 
 // dynamic_quantize == compute_qparams, then quantize_linear with what it gave.
@@ -342,7 +345,7 @@ void check_dynamic(const DynamicCase& c, std::mt19937& rng, const std::string& w
       const uint64_t run = i / 64;
       if (run % c.runs_every != 0) continue;
       switch (run / c.runs_every % 3) {
-        case 0: x[i] = 0.0f; break;
+        case 0: x[i] = i % 2 == 0 ? 0.0f : -0.0f; break;
         case 1: x[i] = i % 2 == 0 ? 3e38f : -3e38f; break;
         default: x[i] = 1.0f + std::fabs(x[i]); break;
       }
@@ -367,7 +370,7 @@ void check_dynamic(const DynamicCase& c, std::mt19937& rng, const std::string& w
   ASSERT_TRUE(qshape.ok()) << where << qshape.status().message();
   uint64_t groups = 1;
   for (int64_t d : qshape.value()) groups *= static_cast<uint64_t>(d);
-  const bool has_zp = info(c.type).is_integer();
+  const bool has_zp = info(c.type).is_integer() || c.float_zero_point;
   std::vector<uint8_t> scale(groups * 4), zp(groups * 4 + 1), y(n * 4 + 1);
   std::vector<uint8_t> want_scale(scale.size()), want_zp(zp.size()), want_y(y.size());
   const TensorView xv{c.x_type, c.shape, x_bytes.data()};
@@ -444,6 +447,15 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kUint8, ScaleMethod::kMinMax, G::kBlocked, -1, 32, {64, 2048}, E::kFloat32, E::kFloat16, 10000, 20},
       {E::kInt8, ScaleMethod::kSymmetric, G::kBlocked, -1, 256, {16, 8192}, E::kFloat32, E::kFloat32, 0, 100},
       {E::kUint4, ScaleMethod::kSymmetric, G::kBlocked, -1, 48, {30, 4800}, E::kFloat32, E::kFloat16, 30000, 30},
+      // float8 and float4 codes with MX (e8m0) scales, every MX method.
+      {E::kFloat8E5M2, ScaleMethod::kMxCeil, G::kBlocked, -1, 32, {64, 4096}, E::kFloat8E8M0, E::kFloat16, 20000, 20},
+      {E::kFloat4E2M1, ScaleMethod::kMxEven, G::kBlocked, -1, 32, {64, 2048}, E::kFloat8E8M0, E::kFloat32, 10000, 20,
+       SubByteLayout::kPacked, true},
+      {E::kFloat4E2M1, ScaleMethod::kMxRceil, G::kBlocked, -1, 16, {32, 4096}, E::kFloat8E8M0, E::kBfloat16, 0, 30,
+       SubByteLayout::kOneCodePerByte},
+      {E::kFloat8E4M3FNUZ, ScaleMethod::kMxFloor, G::kBlocked, -1, 128, {16, 8192}, E::kFloat8E8M0, E::kFloat32, 30000, 50},
+      {E::kFloat8E5M2FNUZ, ScaleMethod::kMxRceil, G::kBlocked, -1, 64, {24, 4096}, E::kFloat8E8M0, E::kFloat32, 0, 0},
+      {E::kFloat8E4M3FN, ScaleMethod::kMxEven, G::kBlocked, -1, 8, {100, 1024}, E::kFloat8E8M0, E::kFloat32, 5000, 10},
       // The same with one code per byte (numpy's layout) for y and the zero points.
       {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, -1, 32, {70, 4096}, E::kFloat32, E::kFloat32, 20000, 20,
        SubByteLayout::kOneCodePerByte},

@@ -75,14 +75,35 @@ HWY_INLINE void ReduceGroupInto(const typename XInput<kX>::T* x, size_t vectors,
   }
 }
 
-// The batch's scales and zero points, or false where the fallback must take the batch.
-HWY_INLINE bool FinishBatch(const FinishConstants& c, const BatchExtremes& e, IntegerFinish* f) {
+// A batch's finish: integer kinds' scales and zero points, or MX kinds' e8m0 codes.
+struct BatchFinish {
+  IntegerFinish integer;
+  hn::Vec<DI> e8m0;
+};
+
+// The batch's finish, or false where the fallback must take the batch: a NaN or both infinities
+// in its sums; a lane the integer finish leaves to the scalar one; an e8m0 NaN scale.
+template <bool kInteger>
+HWY_INLINE bool FinishBatch(const FinishConstants& c, const BatchExtremes& e, BatchFinish* f) {
   const DF df;
   if (!hn::AllFalse(df, hn::IsNaN(e.check))) return false;
   const VF min = FoldEach(df, e.lo, [](VF a, VF b) { return hn::Min(a, b); });
   const VF max = FoldEach(df, e.hi, [](VF a, VF b) { return hn::Max(a, b); });
-  *f = FinishIntegerVectors(c, min, max, hn::FirstN(df, 0));
-  return hn::AllTrue(df, f->ordinary);
+  if constexpr (kInteger) {
+    f->integer = FinishIntegerVectors(c, min, max, hn::FirstN(df, 0));
+    return hn::AllTrue(df, f->integer.ordinary);
+  } else {
+    const DI di;
+    f->e8m0 = FinishMxVectors(c, min, max, hn::FirstN(df, 0));
+    return hn::AllFalse(di, hn::Eq(f->e8m0, hn::Set(di, 0xFF)));
+  }
+}
+
+// e8m0 codes 0 to 254 as the float32 scales they stand for: 2^(code - 127), code 0 the subnormal
+// 2^-127 (0x0040'0000), the others the exponent field alone.
+HWY_INLINE VF E8M0Values(hn::Vec<DI> code) {
+  const DI di;
+  return hn::BitCast(DF(), hn::IfThenElse(hn::Eq(code, hn::Zero(di)), hn::Set(di, 0x40'0000), hn::ShiftLeft<23>(code)));
 }
 
 // A batch's zero-point codes (masked to the type's bits) to groups [g0, g0 + N) of d.zero_points.
@@ -126,23 +147,26 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
   const VI code_mask = hn::Set(di, static_cast<int32_t>((1u << Output::kCodeBits) - 1));
   // kSymmetric's zero point: the neutral code's value (0 for the signed types).
   const uint32_t neutral = d.finish.neutral_zero_point;
-  const float neutral_value = Output::kSignedCodes && (neutral >> (Output::kCodeBits - 1)) != 0
+  [[maybe_unused]] const float neutral_value = Output::kSignedCodes && (neutral >> (Output::kCodeBits - 1)) != 0
                                   ? static_cast<float>(static_cast<int32_t>(neutral) - (1 << Output::kCodeBits))
                                   : static_cast<float>(neutral);
   const bool symmetric = d.finish.kind != VectorFinish::kMinMax;
+  constexpr bool kInteger = Output::kIsInteger;
+  // Float codes: a zero point's +0 added where the plan applies it (float4e2m1: -0 becomes +0).
+  [[maybe_unused]] const bool add_zero = d.add_zero_point;
   BatchExtremes e;
-  IntegerFinish f;
+  BatchFinish f;
   bool ready = false;
   const auto reduce_alone = [&](uint64_t g0) HWY_ATTR {
     e.check = hn::Zero(df);
     for (size_t j = 0; j < N; ++j) ReduceGroupInto<kX, kVectors>(x_data + (g0 + j) * group, vectors, j, e);
-    ready = FinishBatch(d.finish, e, &f);
+    ready = FinishBatch<kInteger>(d.finish, e, &f);
   };
   if (end > first) reduce_alone(first);
   // Lines are asked for kPrefetchAheadBytes past the next batch's reduction, up to the range's end.
   const char* const x_end = reinterpret_cast<const char*>(x_data + end * group);
-  HWY_ALIGN float scale_lanes[16], lo_lanes[16], hi_lanes[16];
-  HWY_ALIGN int32_t bias_lanes[16];
+  HWY_ALIGN float scale_lanes[16], lo_lanes[16] = {}, hi_lanes[16] = {};
+  HWY_ALIGN int32_t bias_lanes[16] = {};
   HWY_ALIGN uint8_t codes[16 * 16 * kMostVectors];  // packed y: a batch's codes, one per byte, before packing
   for (uint64_t g0 = first; g0 < end; g0 += N) {
     const uint64_t next = g0 + N;
@@ -152,22 +176,37 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
       if (has_next) reduce_alone(next);
       continue;
     }
-    hn::StoreU(f.scale, df, d.scales + g0);
-    if (d.zero_points != nullptr) StoreZeroPoints(d, FinishedZeroPointCodes(d.finish, f), g0);
-    const typename Output::Bounds bounds = Output::MakeBounds(symmetric ? hn::Set(df, neutral_value) : f.zero_point);
-    hn::Store(f.scale, df, scale_lanes);
-    hn::Store(bounds.lo, df, lo_lanes);
-    hn::Store(bounds.hi, df, hi_lanes);
-    hn::Store(bounds.bias, di, bias_lanes);
+    if constexpr (kInteger) {
+      hn::StoreU(f.integer.scale, df, static_cast<float*>(d.scales) + g0);
+      if (d.zero_points != nullptr) StoreZeroPoints(d, FinishedZeroPointCodes(d.finish, f.integer), g0);
+      const typename Output::Bounds bounds =
+          Output::MakeBounds(symmetric ? hn::Set(df, neutral_value) : f.integer.zero_point);
+      hn::Store(f.integer.scale, df, scale_lanes);
+      hn::Store(bounds.lo, df, lo_lanes);
+      hn::Store(bounds.hi, df, hi_lanes);
+      hn::Store(bounds.bias, di, bias_lanes);
+    } else {
+      StoreLowBytes(f.e8m0, static_cast<uint8_t*>(d.scales) + g0);
+      hn::Store(E8M0Values(f.e8m0), df, scale_lanes);
+    }
     const T* x = x_data + g0 * group;
     const T* x_next = x_data + next * group;
     uint8_t* out = packed ? codes : static_cast<uint8_t*>(d.y) + g0 * group;
     e.check = hn::Zero(df);
     for (size_t j = 0; j < N; ++j) {
       const VF s = hn::Set(df, scale_lanes[j]);
-      const typename Output::Bounds b{hn::Set(df, lo_lanes[j]), hn::Set(df, hi_lanes[j]), hn::Set(di, bias_lanes[j])};
+      typename Output::Bounds b{};
+      if constexpr (kInteger) b = {hn::Set(df, lo_lanes[j]), hn::Set(df, hi_lanes[j]), hn::Set(di, bias_lanes[j])};
       for (size_t v = 0; v < vectors; ++v) {
-        VI code = Output::CodesOf(hn::Div(XInput<kX>::Load(x + j * group + v * N), s), b);
+        const VF q = hn::Div(XInput<kX>::Load(x + j * group + v * N), s);
+        VI code;
+        if constexpr (kInteger) {
+          code = Output::CodesOf(q, b);
+        } else if constexpr (Output::kAddsZero) {
+          code = Encode<Output::kFormat>(add_zero ? hn::Add(q, hn::Zero(df)) : q, d.saturate);
+        } else {
+          code = Encode<Output::kFormat>(q, d.saturate);
+        }
         if (one_code_per_byte) code = hn::And(code, code_mask);
         StoreLowBytes(code, out + j * group + v * N);
       }
@@ -180,7 +219,7 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
       }
     }
     if (packed) Pack(*d.y_type, codes, N * group, d.y, g0 * group);
-    if (has_next) ready = FinishBatch(d.finish, e, &f);
+    if (has_next) ready = FinishBatch<kInteger>(d.finish, e, &f);
   }
   if (end < last) d.fallback(d.fallback_context, end, last);
 }
@@ -223,6 +262,18 @@ void DynamicQuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last
   const CleanUpperStateOnReturn clean_upper_state;
 #if QDQ_HAVE_FOLD_EACH
   const bool integer_finish = d.finish.kind == VectorFinish::kMinMax || d.finish.kind == VectorFinish::kSymmetric;
+  const bool mx_finish = d.finish.kind == VectorFinish::kMxFloor || d.finish.kind == VectorFinish::kMxCeil ||
+                         d.finish.kind == VectorFinish::kMxEven || d.finish.kind == VectorFinish::kMxRceil;
+  if (mx_finish && DynamicGroupsFit(d.group)) {
+    switch (d.y_type->type) {
+      case ElementType::kFloat8E4M3FN: return QuantizeGroupsOfX<FloatOutput<kE4M3FN, false>>(d, first, last);
+      case ElementType::kFloat8E4M3FNUZ: return QuantizeGroupsOfX<FloatOutput<kE4M3FNUZ, false>>(d, first, last);
+      case ElementType::kFloat8E5M2: return QuantizeGroupsOfX<FloatOutput<kE5M2, false>>(d, first, last);
+      case ElementType::kFloat8E5M2FNUZ: return QuantizeGroupsOfX<FloatOutput<kE5M2FNUZ, false>>(d, first, last);
+      case ElementType::kFloat4E2M1: return QuantizeGroupsOfX<FloatOutput<kE2M1, true>>(d, first, last);
+      default: break;
+    }
+  }
   if (integer_finish && DynamicGroupsFit(d.group)) {
     switch (d.y_type->type) {
       case ElementType::kInt8: return QuantizeGroupsOfX<IntegerOutput<8, true>>(d, first, last);

@@ -59,12 +59,12 @@ struct RangeBuffers {
 };
 
 // Dynamic quantization of short groups, reduced, finished and quantized in one loop
-// (toolkit/qparams.cpp's dynamic_quantize): float x divided in float32, float32 scales, integer
-// codes of <= 8 bits with the integer finish kinds (kMinMax, kSymmetric), each group 1 to 16 whole
-// vectors of consecutive elements. Batches of as many groups as a vector has lanes: each batch's extremes
+// (toolkit/qparams.cpp's dynamic_quantize): float x divided in float32, each group 1 to 16 whole
+// vectors of consecutive elements; integer codes of <= 8 bits with float32 scales from the integer
+// finish kinds (kMinMax, kSymmetric), or float8 / float4 codes with e8m0 scales from the MX kinds. Batches of as many groups as a vector has lanes: each batch's extremes
 // fold into one vector per side, its scales and zero points come from FinishIntegerVectors in
-// registers, and its codes are those of the quantize plan dynamic_quantize makes (IntegerOutput's
-// arithmetic). While one batch is divided, the next is reduced between its vectors.
+// registers (FinishIntegerVectors, FinishMxVectors), and its codes are those of the quantize plan
+// dynamic_quantize makes (IntegerOutput's and Encode's arithmetic). While one batch is divided, the next is reduced between its vectors.
 struct DynamicGroups {
   FinishConstants finish;
   ElementType x_type = ElementType::kFloat32;  // float32, float16 or bfloat16, divided in float32
@@ -73,9 +73,11 @@ struct DynamicGroups {
   const ElementTypeInfo* y_type = nullptr;  // int8, uint8, int4, uint4, int2 or uint2
   void* y = nullptr;
   SubByteLayout y_layout = SubByteLayout::kPacked;
-  float* scales = nullptr;           // group g's scale to scales[g]
-  void* zero_points = nullptr;       // codes of y_type, group g's at g; null: none stored
+  void* scales = nullptr;            // group g's scale to element g: float32, or e8m0 for the MX kinds
+  void* zero_points = nullptr;       // integer codes of y_type, group g's at g; null: none stored
   SubByteLayout zero_point_layout = SubByteLayout::kPacked;
+  bool saturate = true;              // float codes: the plan's saturate
+  bool add_zero_point = false;       // float4e2m1 codes: the plan adds its +0 zero point
   // Groups [first, last) that this loop leaves to the general path (a batch the vector finish
   // does not decide: a NaN, an all-zero or infinite range; and a range's last groups short of a
   // batch): they are reduced, finished and quantized there, as dynamic_quantize would otherwise.

@@ -343,6 +343,42 @@ HWY_INLINE hn::Vec<DU> FinishedZeroPointCodes(const FinishConstants& c, const In
   return hn::And(hn::BitCast(du, hn::ConvertTo(DI(), f.zero_point)), hn::Set(du, c.code_mask));
 }
 
+// The vector finish of the MX kinds in registers: the e8m0 codes of the groups whose extremes
+// are min, max (NaN as +0) and `nan` (the exponent + 127, clamped to [0, 255]; 255 = NaN). Every
+// lane is decided here.
+HWY_INLINE hn::Vec<DI> FinishMxVectors(const FinishConstants& c, VF min, VF max, hn::Mask<DF> nan) {
+  const DF df;
+  const DI di;
+  // amax = |max(-min, max, 0)| (the Abs makes the sign of a zero irrelevant).
+  const VF amax = hn::Abs(hn::Max(hn::Max(hn::Neg(min), max), hn::Zero(df)));
+  const auto to_nan = hn::RebindMask(di, hn::Or(nan, hn::Not(hn::IsFinite(amax))));
+  const auto mantissa_field = hn::Set(di, 0x7F'FFFF);
+  hn::Vec<DI> exponent;
+  if (c.kind == VectorFinish::kMxRceil) {
+    // amax / max(T) rounded up to a power of two on its bits; a subnormal (biased exponent 0)
+    // rounds up only above 0x40'0000 (2^-127, e8m0's code 0).
+    const auto bits = hn::BitCast(di, hn::Div(amax, hn::Set(df, c.mx_max)));
+    const auto biased = hn::ShiftRight<23>(bits);
+    const auto mantissa = hn::And(bits, mantissa_field);
+    const auto subnormal = hn::Eq(biased, hn::Zero(di));
+    const auto round_up = hn::Or(hn::And(subnormal, hn::Gt(mantissa, hn::Set(di, 0x40'0000))),
+                                 hn::AndNot(subnormal, hn::Ne(mantissa, hn::Zero(di))));
+    exponent = hn::Sub(hn::Add(biased, hn::IfThenElseZero(round_up, hn::Set(di, 1))), hn::Set(di, 127));
+  } else {
+    auto bits = hn::BitCast(di, amax);
+    if (c.kind == VectorFinish::kMxEven) {
+      // Half up on T's mantissa width, then only the exponent field (0x7F80'0000) counts.
+      bits = hn::And(hn::Add(bits, hn::Set(di, 1 << (22 - c.mx_mantissa_bits))), hn::Set(di, 0x7F80'0000));
+    }
+    exponent = hn::Sub(hn::ShiftRight<23>(bits), hn::Set(di, 127 + c.mx_emax));
+    if (c.kind == VectorFinish::kMxCeil) {
+      exponent = hn::Add(exponent, hn::IfThenElseZero(hn::Ne(hn::And(bits, mantissa_field), hn::Zero(di)), hn::Set(di, 1)));
+    }
+  }
+  exponent = hn::Min(hn::Max(exponent, hn::Set(di, -127)), hn::Set(di, 128));
+  return hn::IfThenElse(to_nan, hn::Set(di, 0xFF), hn::Add(exponent, hn::Set(di, 127)));
+}
+
 // Consecutive groups of `group` elements of x from element `begin` to `end` (group a multiple of
 // the lanes, end - begin a multiple of group), reduced one vector per step into out's arrays from
 // index 0, with the values reduce_groups gives. Dynamic quantization steps it between the vectors

@@ -167,43 +167,11 @@ HWY_INLINE void FinishIntegerLanes(const FinishConstants& c, const FinishLanes& 
 
 // MX methods with e8m0 scales: the code is the exponent + 127, clamped to [0, 255] (255 = NaN).
 HWY_INLINE void FinishMxLanes(const FinishConstants& c, const FinishLanes& io) {
-  const DF df;
-  const DI di;
   const DU du;
-  const VF min = hn::LoadU(df, io.min);
-  const VF max = hn::LoadU(df, io.max);
-  const auto nan = LoadNanFlags(io.nan);
-  // amax = |max(-min, max, 0)| (the Abs makes the sign of a zero irrelevant).
-  const VF amax = hn::Abs(hn::Max(hn::Max(hn::Neg(min), max), hn::Zero(df)));
-  const auto to_nan = hn::RebindMask(di, hn::Or(nan, hn::Not(hn::IsFinite(amax))));
-  const auto mantissa_field = hn::Set(di, 0x7F'FFFF);
-  hn::Vec<DI> exponent;
-  if (c.kind == VectorFinish::kMxRceil) {
-    // amax / max(T) rounded up to a power of two on its bits; a subnormal (biased exponent 0)
-    // rounds up only above 0x40'0000 (2^-127, e8m0's code 0).
-    const auto bits = hn::BitCast(di, hn::Div(amax, hn::Set(df, c.mx_max)));
-    const auto biased = hn::ShiftRight<23>(bits);
-    const auto mantissa = hn::And(bits, mantissa_field);
-    const auto subnormal = hn::Eq(biased, hn::Zero(di));
-    const auto round_up = hn::Or(hn::And(subnormal, hn::Gt(mantissa, hn::Set(di, 0x40'0000))),
-                                 hn::AndNot(subnormal, hn::Ne(mantissa, hn::Zero(di))));
-    exponent = hn::Sub(hn::Add(biased, hn::IfThenElseZero(round_up, hn::Set(di, 1))), hn::Set(di, 127));
-  } else {
-    auto bits = hn::BitCast(di, amax);
-    if (c.kind == VectorFinish::kMxEven) {
-      // Half up on T's mantissa width, then only the exponent field (0x7F80'0000) counts.
-      bits = hn::And(hn::Add(bits, hn::Set(di, 1 << (22 - c.mx_mantissa_bits))), hn::Set(di, 0x7F80'0000));
-    }
-    exponent = hn::Sub(hn::ShiftRight<23>(bits), hn::Set(di, 127 + c.mx_emax));
-    if (c.kind == VectorFinish::kMxCeil) {
-      exponent = hn::Add(exponent, hn::IfThenElseZero(hn::Ne(hn::And(bits, mantissa_field), hn::Zero(di)), hn::Set(di, 1)));
-    }
-  }
-  exponent = hn::Min(hn::Max(exponent, hn::Set(di, -127)), hn::Set(di, 128));
-  const auto code = hn::IfThenElse(to_nan, hn::Set(di, 0xFF), hn::Add(exponent, hn::Set(di, 127)));
+  const auto code = FinishMxVectors(c, hn::LoadU(DF(), io.min), hn::LoadU(DF(), io.max), LoadNanFlags(io.nan));
   hn::StoreU(hn::BitCast(du, code), du, io.scale_codes);
   hn::StoreU(hn::Zero(du), du, io.zero_point_codes);
-  StoreFlags(hn::FirstN(df, 0), io.special);
+  StoreFlags(hn::FirstN(DF(), 0), io.special);
 }
 
 void FinishGroups(const FinishConstants& c, const GroupExtremes& e, uint64_t count, uint32_t* scale_codes,

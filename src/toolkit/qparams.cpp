@@ -779,7 +779,7 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
     return {};
   }
   // Short whole groups of float x divided in float32 to integer codes of <= 8 bits with float32
-  // scales: one loop
+  // scales, or to float8 / float4 codes with MX scales: one loop
   // that reduces the next batch of groups between the current batch's divisions, the scales and
   // zero points going from the vector finish's registers to the divisions
   // (kernels::dynamic_quantize_groups). The batches it leaves to the general path (a NaN, an
@@ -787,8 +787,13 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   // does what the chunks below do.
   const uint64_t whole_groups_of = g.row % group_elements == 0 ? group_elements : 0;
   const kernels::FinishConstants constants = vector_finish(r);
-  if (plan.value().precision == Precision::kFloat32 && q.is_integer() && q.bits <= 8 && whole_groups_of != 0 &&
-      (constants.kind == kernels::VectorFinish::kMinMax || constants.kind == kernels::VectorFinish::kSymmetric) &&
+  using kernels::VectorFinish;
+  const bool integer_codes = q.is_integer() && q.bits <= 8 &&
+                             (constants.kind == VectorFinish::kMinMax || constants.kind == VectorFinish::kSymmetric);
+  const bool mx_codes = q.is_float() && q.bits <= 8 &&
+                        (constants.kind == VectorFinish::kMxFloor || constants.kind == VectorFinish::kMxCeil ||
+                         constants.kind == VectorFinish::kMxEven || constants.kind == VectorFinish::kMxRceil);
+  if (plan.value().precision == Precision::kFloat32 && (integer_codes || mx_codes) && whole_groups_of != 0 &&
       kernels::dynamic_groups_fit(whole_groups_of)) {
     struct Fallback {
       const TensorView& x;
@@ -809,8 +814,11 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
     d.y_type = &q;
     d.y = y.data;
     d.y_layout = y.layout;
-    d.scales = static_cast<float*>(scale.data);
-    d.zero_points = zero_point != nullptr ? zero_point->data : nullptr;
+    d.scales = scale.data;
+    // Float codes' zero points are the +0 codes written above.
+    d.zero_points = zero_point != nullptr && integer_codes ? zero_point->data : nullptr;
+    d.saturate = plan.value().saturate;
+    d.add_zero_point = plan.value().apply_zero_point;
     d.zero_point_layout = zero_point != nullptr ? zero_point->layout : SubByteLayout::kPacked;
     d.fallback_context = &fallback;
     d.fallback = [](void* context, uint64_t first, uint64_t last) {
