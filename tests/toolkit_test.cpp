@@ -447,6 +447,13 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kUint8, ScaleMethod::kMinMax, G::kBlocked, -1, 32, {64, 2048}, E::kFloat32, E::kFloat16, 10000, 20},
       {E::kInt8, ScaleMethod::kSymmetric, G::kBlocked, -1, 256, {16, 8192}, E::kFloat32, E::kFloat32, 0, 100},
       {E::kUint4, ScaleMethod::kSymmetric, G::kBlocked, -1, 48, {30, 4800}, E::kFloat32, E::kFloat16, 30000, 30},
+      // Long groups (up to 4096 elements: per-axis rows, blocks of 1024), reduced vector by vector
+      // between the divisions of the batch before.
+      {E::kUint4, ScaleMethod::kMinMax, G::kPerAxis, 0, 0, {96, 4096}, E::kFloat32, E::kFloat32, 300000, 2000,
+       SubByteLayout::kOneCodePerByte},
+      {E::kInt8, ScaleMethod::kSymmetric, G::kPerAxis, 0, 0, {80, 4096}, E::kFloat32, E::kBfloat16, 300000, 0},
+      {E::kInt4, ScaleMethod::kSymmetric, G::kBlocked, -1, 1024, {40, 4096}, E::kFloat32, E::kFloat16, 0, 1000},
+      {E::kFloat8E4M3FN, ScaleMethod::kMxFloor, G::kBlocked, -1, 512, {40, 4096}, E::kFloat8E8M0, E::kFloat32, 100000, 500},
       // float8 and float4 codes with MX (e8m0) scales, every MX method.
       {E::kFloat8E5M2, ScaleMethod::kMxCeil, G::kBlocked, -1, 32, {64, 4096}, E::kFloat8E8M0, E::kFloat16, 20000, 20},
       {E::kFloat4E2M1, ScaleMethod::kMxEven, G::kBlocked, -1, 32, {64, 2048}, E::kFloat8E8M0, E::kFloat32, 10000, 20,

@@ -127,10 +127,10 @@ HWY_INLINE void StoreZeroPoints(const DynamicGroups& d, hn::Vec<DU> codes, uint6
   }
 }
 
-// The most vectors a group may have (kernels.h: dynamic_groups_fit): a batch of 16 such groups
-// of float32 is 64 KiB at most on AVX-512, and the batch being divided stays in L2 while the next
-// is reduced.
-constexpr size_t kMostVectors = 16;
+// The most elements a group may have (kernels.h: dynamic_groups_fit): a batch of 16 such groups
+// of float32 is 256 KiB, and the batch being divided stays in L2 while the next is reduced (rows
+// of 4096, per-axis quantization of a [4096, 4096] weight's rows, among them).
+constexpr size_t kMostElements = 4096;
 
 template <class Output, ElementType kX, size_t kVectors>
 void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
@@ -167,7 +167,10 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
   const char* const x_end = reinterpret_cast<const char*>(x_data + end * group);
   HWY_ALIGN float scale_lanes[16], lo_lanes[16] = {}, hi_lanes[16] = {};
   HWY_ALIGN int32_t bias_lanes[16] = {};
-  HWY_ALIGN uint8_t codes[16 * 16 * kMostVectors];  // packed y: a batch's codes, one per byte, before packing
+  // Packed y: a batch's codes, one per byte, before packing (groups of more than kMostElements /
+  // N elements are packed one at a time).
+  HWY_ALIGN uint8_t codes[kMostElements];
+  const bool pack_per_group = N * group > kMostElements;
   for (uint64_t g0 = first; g0 < end; g0 += N) {
     const uint64_t next = g0 + N;
     const bool has_next = next < end;
@@ -191,13 +194,34 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
     }
     const T* x = x_data + g0 * group;
     const T* x_next = x_data + next * group;
-    uint8_t* out = packed ? codes : static_cast<uint8_t*>(d.y) + g0 * group;
+    uint8_t* const y_batch = static_cast<uint8_t*>(d.y) + g0 * group;
     e.check = hn::Zero(df);
     for (size_t j = 0; j < N; ++j) {
       const VF s = hn::Set(df, scale_lanes[j]);
       typename Output::Bounds b{};
       if constexpr (kInteger) b = {hn::Set(df, lo_lanes[j]), hn::Set(df, hi_lanes[j]), hn::Set(di, bias_lanes[j])};
+      uint8_t* out = !packed ? y_batch + j * group : pack_per_group ? codes : codes + j * group;
+      // Long groups (kVectors 0) reduce the next batch's group j vector by vector between this
+      // group's divisions; short ones after them (within the out-of-order window either way).
+      VF next_lo = hn::Zero(df), next_hi = hn::Zero(df), next_sum = hn::Zero(df);
+      const T* next_group = x_next + j * group;
+      if constexpr (kVectors == 0) {
+        if (has_next) next_lo = next_hi = next_sum = XInput<kX>::Load(next_group);
+      }
       for (size_t v = 0; v < vectors; ++v) {
+        if constexpr (kVectors == 0) {
+          if (has_next && v > 0) {
+            const VF n = XInput<kX>::Load(next_group + v * N);
+            next_lo = hn::Min(next_lo, n);
+            next_hi = hn::Max(next_hi, n);
+            next_sum = hn::Add(next_sum, n);
+          }
+          // A line kPrefetchAheadBytes past the next group's loads for each of its lines.
+          if (has_next && (v * N * sizeof(T)) % 64 == 0) {
+            const char* ahead = reinterpret_cast<const char*>(next_group + v * N) + kPrefetchAheadBytes;
+            if (ahead < x_end) PrefetchForLater(ahead);
+          }
+        }
         const VF q = hn::Div(XInput<kX>::Load(x + j * group + v * N), s);
         VI code;
         if constexpr (kInteger) {
@@ -208,17 +232,24 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
           code = Encode<Output::kFormat>(q, d.saturate);
         }
         if (one_code_per_byte) code = hn::And(code, code_mask);
-        StoreLowBytes(code, out + j * group + v * N);
+        StoreLowBytes(code, out + v * N);
       }
-      if (has_next) {
-        ReduceGroupInto<kX, kVectors>(x_next + j * group, vectors, j, e);
-        const char* ahead = reinterpret_cast<const char*>(x_next + j * group) + kPrefetchAheadBytes;
+      if constexpr (kVectors == 0) {
+        if (has_next) {
+          e.lo[j] = next_lo;
+          e.hi[j] = next_hi;
+          e.check = hn::Add(e.check, next_sum);
+        }
+      } else if (has_next) {
+        ReduceGroupInto<kX, kVectors>(next_group, vectors, j, e);
+        const char* ahead = reinterpret_cast<const char*>(next_group) + kPrefetchAheadBytes;
         for (size_t line = 0; line < group * sizeof(T); line += 64) {
           if (ahead + line < x_end) PrefetchForLater(ahead + line);
         }
       }
+      if (packed && pack_per_group) Pack(*d.y_type, codes, group, d.y, (g0 + j) * group);
     }
-    if (packed) Pack(*d.y_type, codes, N * group, d.y, g0 * group);
+    if (packed && !pack_per_group) Pack(*d.y_type, codes, N * group, d.y, g0 * group);
     if (has_next) ready = FinishBatch<kInteger>(d.finish, e, &f);
   }
   if (end < last) d.fallback(d.fallback_context, end, last);
@@ -251,7 +282,7 @@ void QuantizeGroupsOfX(const DynamicGroups& d, uint64_t first, uint64_t last) {
 bool DynamicGroupsFit(uint64_t group) {
 #if QDQ_HAVE_FOLD_EACH
   const size_t N = hn::Lanes(DF());
-  return group % N == 0 && group / N >= 1 && group / N <= kMostVectors;
+  return group % N == 0 && group >= N && group <= kMostElements;
 #else
   (void)group;
   return false;

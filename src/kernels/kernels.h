@@ -59,9 +59,10 @@ struct RangeBuffers {
 };
 
 // Dynamic quantization of short groups, reduced, finished and quantized in one loop
-// (toolkit/qparams.cpp's dynamic_quantize): float x divided in float32, each group 1 to 16 whole
-// vectors of consecutive elements; integer codes of <= 8 bits with float32 scales from the integer
-// finish kinds (kMinMax, kSymmetric), or float8 / float4 codes with e8m0 scales from the MX kinds. Batches of as many groups as a vector has lanes: each batch's extremes
+// (toolkit/qparams.cpp's dynamic_quantize): float x divided in float32, each group whole vectors
+// of consecutive elements, at most 4096; integer codes of <= 8 bits with float32 scales from the
+// integer finish kinds (kMinMax, kSymmetric), or float8 / float4 codes with e8m0 scales from the
+// MX kinds. Batches of as many groups as a vector has lanes: each batch's extremes
 // fold into one vector per side, its scales and zero points come from FinishIntegerVectors in
 // registers (FinishIntegerVectors, FinishMxVectors), and its codes are those of the quantize plan
 // dynamic_quantize makes (IntegerOutput's and Encode's arithmetic). While one batch is divided, the next is reduced between its vectors.
@@ -85,8 +86,9 @@ struct DynamicGroups {
   void* fallback_context = nullptr;
 };
 
-// Whether the target dispatch picks runs DynamicGroups with groups of `group` elements: 1 to 16 of
-// its vectors, on the targets with a batched fold (their batches of 4, 8 or 16 groups divide 16).
+// Whether the target dispatch picks runs DynamicGroups with groups of `group` elements: whole
+// vectors, at most 4096 elements, on the targets with a batched fold (their batches of 4, 8 or 16
+// groups divide 16).
 bool dynamic_groups_fit(uint64_t group);
 
 // Groups [first, last) of d (first a multiple of 16, so that batches and packed codes start on
