@@ -193,7 +193,7 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
       hn::Store(E8M0Values(f.e8m0), df, scale_lanes);
     }
     const T* x = x_data + g0 * group;
-    const T* x_next = x_data + next * group;
+    const T* x_next = x_data + (has_next ? next : g0) * group;  // (not past x's end: read only when has_next)
     uint8_t* const y_batch = static_cast<uint8_t*>(d.y) + g0 * group;
     e.check = hn::Zero(df);
     for (size_t j = 0; j < N; ++j) {

@@ -71,7 +71,7 @@ struct DynamicGroups {
   ElementType x_type = ElementType::kFloat32;  // float32, float16 or bfloat16, divided in float32
   const void* x = nullptr;           // group g is x[g * group, (g + 1) * group)
   uint64_t group = 0;                // elements per group
-  const ElementTypeInfo* y_type = nullptr;  // int8, uint8, int4, uint4, int2 or uint2
+  const ElementTypeInfo* y_type = nullptr;  // int8, uint8, int4, uint4, int2, uint2; float8, float4e2m1
   void* y = nullptr;
   SubByteLayout y_layout = SubByteLayout::kPacked;
   void* scales = nullptr;            // group g's scale to element g: float32, or e8m0 for the MX kinds

@@ -790,7 +790,7 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   using kernels::VectorFinish;
   const bool integer_codes = q.is_integer() && q.bits <= 8 &&
                              (constants.kind == VectorFinish::kMinMax || constants.kind == VectorFinish::kSymmetric);
-  const bool mx_codes = q.is_float() && q.bits <= 8 &&
+  const bool mx_codes = q.is_float() && (q.bits == 8 || q.type == ElementType::kFloat4E2M1) &&  // float8, float4
                         (constants.kind == VectorFinish::kMxFloor || constants.kind == VectorFinish::kMxCeil ||
                          constants.kind == VectorFinish::kMxEven || constants.kind == VectorFinish::kMxRceil);
   if (plan.value().precision == Precision::kFloat32 && (integer_codes || mx_codes) && whole_groups_of != 0 &&
