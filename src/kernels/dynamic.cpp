@@ -40,39 +40,23 @@ struct BatchExtremes {
 };
 
 // Group j of a batch: its `vectors` whole vectors from x (kVectors of them where kVectors is
-// nonzero, the compiler then unrolling them).
+// nonzero, the compiler then unrolling them; four as two pairs, for shorter dependency chains).
 template <ElementType kX, size_t kVectors>
 HWY_INLINE void ReduceGroupInto(const typename XInput<kX>::T* x, size_t vectors, size_t j, BatchExtremes& e) {
   const size_t N = hn::Lanes(DF());
-  const VF a = XInput<kX>::Load(x);
-  if constexpr (kVectors == 1) {
-    e.lo[j] = a;
-    e.hi[j] = a;
-    e.check = hn::Add(e.check, a);
-  } else if constexpr (kVectors == 2 || kVectors == 4) {
-    const VF b = XInput<kX>::Load(x + N);
-    VF lo = hn::Min(a, b), hi = hn::Max(a, b), sum = hn::Add(a, b);
-    if constexpr (kVectors == 4) {
-      const VF c = XInput<kX>::Load(x + 2 * N), d = XInput<kX>::Load(x + 3 * N);
-      lo = hn::Min(lo, hn::Min(c, d));
-      hi = hn::Max(hi, hn::Max(c, d));
-      sum = hn::Add(sum, hn::Add(c, d));
-    }
-    e.lo[j] = lo;
-    e.hi[j] = hi;
-    e.check = hn::Add(e.check, sum);
+  QuickAccumulator a(XInput<kX>::Load(x));
+  if constexpr (kVectors == 4) {
+    QuickAccumulator c(XInput<kX>::Load(x + 2 * N));
+    a.Add(XInput<kX>::Load(x + N));
+    c.Add(XInput<kX>::Load(x + 3 * N));
+    a.Merge(c);
   } else {
-    VF lo = a, hi = a, sum = a;
-    for (size_t v = 1; v < vectors; ++v) {
-      const VF b = XInput<kX>::Load(x + v * N);
-      lo = hn::Min(lo, b);
-      hi = hn::Max(hi, b);
-      sum = hn::Add(sum, b);
-    }
-    e.lo[j] = lo;
-    e.hi[j] = hi;
-    e.check = hn::Add(e.check, sum);
+    const size_t count = kVectors != 0 ? kVectors : vectors;
+    for (size_t v = 1; v < count; ++v) a.Add(XInput<kX>::Load(x + v * N));
   }
+  e.lo[j] = a.lo;
+  e.hi[j] = a.hi;
+  e.check = hn::Add(e.check, a.check);
 }
 
 // A batch's finish: integer kinds' scales and zero points, or MX kinds' e8m0 codes.
@@ -106,25 +90,17 @@ HWY_INLINE VF E8M0Values(hn::Vec<DI> code) {
   return hn::BitCast(DF(), hn::IfThenElse(hn::Eq(code, hn::Zero(di)), hn::Set(di, 0x40'0000), hn::ShiftLeft<23>(code)));
 }
 
-// A batch's zero-point codes (masked to the type's bits) to groups [g0, g0 + N) of d.zero_points.
+// A batch's zero-point codes (masked to the type's bits) to groups [g0, g0 + N) of d.zero_points
+// (packed ones through Pack: g0 is a multiple of N, so the batch owns whole bytes).
 HWY_INLINE void StoreZeroPoints(const DynamicGroups& d, hn::Vec<DU> codes, uint64_t g0) {
-  const ElementTypeInfo& t = *d.y_type;
   auto* bytes = static_cast<uint8_t*>(d.zero_points);
-  if (!t.is_packed() || d.zero_point_layout != SubByteLayout::kPacked) {
+  if (!d.y_type->is_packed() || d.zero_point_layout != SubByteLayout::kPacked) {
     StoreLowBytes(hn::BitCast(DI(), codes), bytes + g0);
     return;
   }
-  const size_t N = hn::Lanes(DU());
-  HWY_ALIGN uint32_t lanes[16];
-  hn::Store(codes, DU(), lanes);
-  uint8_t* out = bytes + g0 / static_cast<uint64_t>(t.elements_per_byte());  // g0: whole bytes
-  if (t.bits == 4) {  // low nibble first: group 2i in bits 0-3, 2i + 1 in bits 4-7
-    for (size_t i = 0; i < N; i += 2) *out++ = static_cast<uint8_t>(lanes[i] | lanes[i + 1] << 4);
-  } else {
-    for (size_t i = 0; i < N; i += 4) {
-      *out++ = static_cast<uint8_t>(lanes[i] | lanes[i + 1] << 2 | lanes[i + 2] << 4 | lanes[i + 3] << 6);
-    }
-  }
+  HWY_ALIGN uint8_t lanes[16];
+  StoreLowBytes(hn::BitCast(DI(), codes), lanes);
+  Pack(*d.y_type, lanes, hn::Lanes(DU()), d.zero_points, g0);
 }
 
 // The most elements a group may have (kernels.h: dynamic_groups_fit): a batch of 16 such groups
@@ -203,19 +179,14 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
       uint8_t* out = !packed ? y_batch + j * group : pack_per_group ? codes : codes + j * group;
       // Long groups (kVectors 0) reduce the next batch's group j vector by vector between this
       // group's divisions; short ones after them (within the out-of-order window either way).
-      VF next_lo = hn::Zero(df), next_hi = hn::Zero(df), next_sum = hn::Zero(df);
       const T* next_group = x_next + j * group;
+      QuickAccumulator next_acc;
       if constexpr (kVectors == 0) {
-        if (has_next) next_lo = next_hi = next_sum = XInput<kX>::Load(next_group);
+        if (has_next) next_acc = QuickAccumulator(XInput<kX>::Load(next_group));
       }
       for (size_t v = 0; v < vectors; ++v) {
         if constexpr (kVectors == 0) {
-          if (has_next && v > 0) {
-            const VF n = XInput<kX>::Load(next_group + v * N);
-            next_lo = hn::Min(next_lo, n);
-            next_hi = hn::Max(next_hi, n);
-            next_sum = hn::Add(next_sum, n);
-          }
+          if (has_next && v > 0) next_acc.Add(XInput<kX>::Load(next_group + v * N));
           // A line kPrefetchAheadBytes past the next group's loads for each of its lines.
           if (has_next && (v * N * sizeof(T)) % 64 == 0) {
             const char* ahead = reinterpret_cast<const char*>(next_group + v * N) + kPrefetchAheadBytes;
@@ -236,9 +207,9 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
       }
       if constexpr (kVectors == 0) {
         if (has_next) {
-          e.lo[j] = next_lo;
-          e.hi[j] = next_hi;
-          e.check = hn::Add(e.check, next_sum);
+          e.lo[j] = next_acc.lo;
+          e.hi[j] = next_acc.hi;
+          e.check = hn::Add(e.check, next_acc.check);
         }
       } else if (has_next) {
         ReduceGroupInto<kX, kVectors>(next_group, vectors, j, e);

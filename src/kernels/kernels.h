@@ -62,10 +62,11 @@ struct RangeBuffers {
 // (toolkit/qparams.cpp's dynamic_quantize): float x divided in float32, each group whole vectors
 // of consecutive elements, at most 4096; integer codes of <= 8 bits with float32 scales from the
 // integer finish kinds (kMinMax, kSymmetric), or float8 / float4 codes with e8m0 scales from the
-// MX kinds. Batches of as many groups as a vector has lanes: each batch's extremes
-// fold into one vector per side, its scales and zero points come from FinishIntegerVectors in
-// registers (FinishIntegerVectors, FinishMxVectors), and its codes are those of the quantize plan
-// dynamic_quantize makes (IntegerOutput's and Encode's arithmetic). While one batch is divided, the next is reduced between its vectors.
+// MX kinds. Batches of as many groups as a vector has lanes: each batch's extremes fold into one
+// vector per side, its scales and zero points come from the vector finish in registers
+// (FinishIntegerVectors, FinishMxVectors), and its codes are those of the quantize plan
+// dynamic_quantize makes (IntegerOutput's and Encode's arithmetic). While one batch is divided,
+// the next is reduced between its vectors.
 struct DynamicGroups {
   FinishConstants finish;
   ElementType x_type = ElementType::kFloat32;  // float32, float16 or bfloat16, divided in float32
