@@ -429,6 +429,25 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, 0, 32, {16384, 8}, E::kFloat32, E::kFloat32, 0},
       {E::kUint4, ScaleMethod::kSymmetric, G::kBlocked, 0, 1000, {40, 64}},
       {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, 0, 4, {8, 12}},
+      // Slabs through kernels::dynamic_quantize_slabs (rows at least a strip wide: 8 columns on
+      // SSSE3/SSE4, 16 on AVX2, 32 on AVX-512), threaded, every eligible output and layout, rows
+      // with columns past the last whole strip, short last blocks, and specials and runs of
+      // +-3e38 (overflowing ranges) sending some strips to the fallback.
+      {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, 0, 32, {96, 4096}, E::kFloat32, E::kFloat32, 20000, 20},
+      {E::kUint8, ScaleMethod::kSymmetric, G::kBlocked, 1, 16, {4, 64, 520}, E::kFloat32, E::kFloat16, 5000, 9},
+      {E::kInt8, ScaleMethod::kMinMax, G::kBlocked, 0, 64, {130, 2048}, E::kFloat32, E::kFloat32, 3000, 7},
+      {E::kInt2, ScaleMethod::kSymmetricRestricted, G::kBlocked, 0, 8, {33, 64}, E::kFloat32, E::kFloat32, 0, 3,
+       SubByteLayout::kOneCodePerByte},
+      {E::kUint2, ScaleMethod::kMinMax, G::kBlocked, 0, 16, {50, 96}, E::kFloat32, E::kBfloat16, 700, 0},
+      {E::kUint4, ScaleMethod::kSymmetric, G::kBlocked, 0, 32, {64, 136}, E::kFloat32, E::kFloat32, 0, 0,
+       SubByteLayout::kOneCodePerByte},
+      {E::kFloat8E5M2, ScaleMethod::kMxCeil, G::kBlocked, 0, 32, {70, 512}, E::kFloat8E8M0, E::kFloat32, 4000, 11},
+      {E::kFloat8E4M3FNUZ, ScaleMethod::kMxEven, G::kBlocked, 1, 32, {2, 64, 1024}, E::kFloat8E8M0, E::kFloat16, 0, 0},
+      {E::kFloat4E2M1, ScaleMethod::kMxRceil, G::kBlocked, 0, 32, {64, 256}, E::kFloat8E8M0, E::kBfloat16, 3000, 0,
+       SubByteLayout::kOneCodePerByte},
+      {E::kFloat4E2M1, ScaleMethod::kMxEven, G::kBlocked, 0, 16, {48, 128}, E::kFloat8E8M0, E::kFloat32, 0, 5,
+       SubByteLayout::kPacked, true},
+      {E::kFloat8E5M2FNUZ, ScaleMethod::kMxFloor, G::kBlocked, 0, 32, {40, 4040}, E::kFloat8E8M0, E::kFloat32, 9000, 0},
       // Short whole groups of float32 x to <= 8-bit integers (kernels::dynamic_quantize_groups on
       // the targets whose 1, 2 or 4 vectors make the group: 4 to 64 elements), threaded, with
       // batches the vector finish leaves to the fallback (NaN, infinities, all-zero and

@@ -17,6 +17,10 @@
 // the quantize kernels' arithmetic for the plan dynamic_quantize makes.
 #include "kernels/kernels.h"
 
+#include <bit>
+#include <cstring>
+#include <limits>
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/dynamic.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -65,14 +69,12 @@ struct BatchFinish {
   hn::Vec<DI> e8m0;
 };
 
-// The batch's finish, or false where the fallback must take the batch: a NaN or both infinities
-// in its sums; a lane the integer finish leaves to the scalar one; an e8m0 NaN scale.
+// The finish of the groups whose extremes are the lanes of min and max (no NaN among them), or
+// false where the fallback must take them: a lane the integer finish leaves to the scalar one; an
+// e8m0 NaN scale.
 template <bool kInteger>
-HWY_INLINE bool FinishBatch(const FinishConstants& c, const BatchExtremes& e, BatchFinish* f) {
+HWY_INLINE bool FinishLanes(const FinishConstants& c, VF min, VF max, BatchFinish* f) {
   const DF df;
-  if (!hn::AllFalse(df, hn::IsNaN(e.check))) return false;
-  const VF min = FoldEach(df, e.lo, [](VF a, VF b) { return hn::Min(a, b); });
-  const VF max = FoldEach(df, e.hi, [](VF a, VF b) { return hn::Max(a, b); });
   if constexpr (kInteger) {
     f->integer = FinishIntegerVectors(c, min, max, hn::FirstN(df, 0));
     return hn::AllTrue(df, f->integer.ordinary);
@@ -81,6 +83,17 @@ HWY_INLINE bool FinishBatch(const FinishConstants& c, const BatchExtremes& e, Ba
     f->e8m0 = FinishMxVectors(c, min, max, hn::FirstN(df, 0));
     return hn::AllFalse(di, hn::Eq(f->e8m0, hn::Set(di, 0xFF)));
   }
+}
+
+// The batch's finish, or false where the fallback must take the batch: a NaN or both infinities
+// in its sums, or FinishLanes' cases.
+template <bool kInteger>
+HWY_INLINE bool FinishBatch(const FinishConstants& c, const BatchExtremes& e, BatchFinish* f) {
+  const DF df;
+  if (!hn::AllFalse(df, hn::IsNaN(e.check))) return false;
+  const VF min = FoldEach(df, e.lo, [](VF a, VF b) { return hn::Min(a, b); });
+  const VF max = FoldEach(df, e.hi, [](VF a, VF b) { return hn::Max(a, b); });
+  return FinishLanes<kInteger>(c, min, max, f);
 }
 
 // e8m0 codes 0 to 254 as the float32 scales they stand for: 2^(code - 127), code 0 the subnormal
@@ -103,6 +116,57 @@ HWY_INLINE void StoreZeroPoints(const DynamicGroups& d, hn::Vec<DU> codes, uint6
   Pack(*d.y_type, lanes, hn::Lanes(DU()), d.zero_points, g0);
 }
 
+// The value of kSymmetric's zero point: the neutral code's (0 for the signed types).
+template <class Output>
+HWY_INLINE float NeutralValue(const FinishConstants& c) {
+  const uint32_t neutral = c.neutral_zero_point;
+  return Output::kSignedCodes && (neutral >> (Output::kCodeBits - 1)) != 0
+             ? static_cast<float>(static_cast<int32_t>(neutral) - (1 << Output::kCodeBits))
+             : static_cast<float>(neutral);
+}
+
+// What a finished vector of groups g0 to g0 + N hands to their divisions, lane j for group g0 + j:
+// the divisor and (integer codes) the clamp bounds.
+template <class Output>
+struct LaneOperands {
+  VF scale;
+  typename Output::Bounds bounds;
+};
+
+// Stores the scales and zero points of finish f for groups g0 to g0 + N, and returns their
+// operands.
+template <class Output>
+HWY_INLINE LaneOperands<Output> StoreFinished(const DynamicGroups& d, const BatchFinish& f, uint64_t g0) {
+  const DF df;
+  if constexpr (Output::kIsInteger) {
+    hn::StoreU(f.integer.scale, df, static_cast<float*>(d.scales) + g0);
+    if (d.zero_points != nullptr) StoreZeroPoints(d, FinishedZeroPointCodes(d.finish, f.integer), g0);
+    const VF zero_point =
+        d.finish.kind == VectorFinish::kMinMax ? f.integer.zero_point : hn::Set(df, NeutralValue<Output>(d.finish));
+    return {f.integer.scale, Output::MakeBounds(zero_point)};
+  } else {
+    StoreLowBytes(f.e8m0, static_cast<uint8_t*>(d.scales) + g0);
+    return {E8M0Values(f.e8m0), {}};
+  }
+}
+
+// The codes of quotients q (x / scale) under bounds b: the quantize plan's lane arithmetic
+// (IntegerOutput::CodesOf; Encode, float4e2m1's +0 zero point added where the plan adds it: -0
+// becomes +0), masked to the type's bits for one code per byte.
+template <class Output>
+HWY_INLINE VI QuotientCodes(const DynamicGroups& d, VF q, const typename Output::Bounds& b, bool one_code_per_byte) {
+  VI code;
+  if constexpr (Output::kIsInteger) {
+    code = Output::CodesOf(q, b);
+  } else if constexpr (Output::kAddsZero) {
+    code = Encode<Output::kFormat>(d.add_zero_point ? hn::Add(q, hn::Zero(DF())) : q, d.saturate);
+  } else {
+    code = Encode<Output::kFormat>(q, d.saturate);
+  }
+  if (one_code_per_byte) code = hn::And(code, hn::Set(DI(), static_cast<int32_t>((1u << Output::kCodeBits) - 1)));
+  return code;
+}
+
 // The most elements a group may have (kernels.h: dynamic_groups_fit): a batch of 16 such groups
 // of float32 is 256 KiB, and the batch being divided stays in L2 while the next is reduced (rows
 // of 4096, per-axis quantization of a [4096, 4096] weight's rows, among them).
@@ -120,16 +184,7 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
   const uint64_t end = first + (last - first) / N * N;
   const bool packed = d.y_type->is_packed() && d.y_layout == SubByteLayout::kPacked;
   const bool one_code_per_byte = d.y_type->is_packed() && !packed;
-  const VI code_mask = hn::Set(di, static_cast<int32_t>((1u << Output::kCodeBits) - 1));
-  // kSymmetric's zero point: the neutral code's value (0 for the signed types).
-  const uint32_t neutral = d.finish.neutral_zero_point;
-  [[maybe_unused]] const float neutral_value = Output::kSignedCodes && (neutral >> (Output::kCodeBits - 1)) != 0
-                                  ? static_cast<float>(static_cast<int32_t>(neutral) - (1 << Output::kCodeBits))
-                                  : static_cast<float>(neutral);
-  const bool symmetric = d.finish.kind != VectorFinish::kMinMax;
   constexpr bool kInteger = Output::kIsInteger;
-  // Float codes: a zero point's +0 added where the plan applies it (float4e2m1: -0 becomes +0).
-  [[maybe_unused]] const bool add_zero = d.add_zero_point;
   BatchExtremes e;
   BatchFinish f;
   bool ready = false;
@@ -155,18 +210,12 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
       if (has_next) reduce_alone(next);
       continue;
     }
+    const LaneOperands<Output> operands = StoreFinished<Output>(d, f, g0);
+    hn::Store(operands.scale, df, scale_lanes);
     if constexpr (kInteger) {
-      hn::StoreU(f.integer.scale, df, static_cast<float*>(d.scales) + g0);
-      if (d.zero_points != nullptr) StoreZeroPoints(d, FinishedZeroPointCodes(d.finish, f.integer), g0);
-      const typename Output::Bounds bounds =
-          Output::MakeBounds(symmetric ? hn::Set(df, neutral_value) : f.integer.zero_point);
-      hn::Store(f.integer.scale, df, scale_lanes);
-      hn::Store(bounds.lo, df, lo_lanes);
-      hn::Store(bounds.hi, df, hi_lanes);
-      hn::Store(bounds.bias, di, bias_lanes);
-    } else {
-      StoreLowBytes(f.e8m0, static_cast<uint8_t*>(d.scales) + g0);
-      hn::Store(E8M0Values(f.e8m0), df, scale_lanes);
+      hn::Store(operands.bounds.lo, df, lo_lanes);
+      hn::Store(operands.bounds.hi, df, hi_lanes);
+      hn::Store(operands.bounds.bias, di, bias_lanes);
     }
     const T* x = x_data + g0 * group;
     const T* x_next = x_data + (has_next ? next : g0) * group;  // (not past x's end: read only when has_next)
@@ -194,15 +243,7 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
           }
         }
         const VF q = hn::Div(XInput<kX>::Load(x + j * group + v * N), s);
-        VI code;
-        if constexpr (kInteger) {
-          code = Output::CodesOf(q, b);
-        } else if constexpr (Output::kAddsZero) {
-          code = Encode<Output::kFormat>(add_zero ? hn::Add(q, hn::Zero(df)) : q, d.saturate);
-        } else {
-          code = Encode<Output::kFormat>(q, d.saturate);
-        }
-        if (one_code_per_byte) code = hn::And(code, code_mask);
+        const VI code = QuotientCodes<Output>(d, q, b, one_code_per_byte);
         StoreLowBytes(code, out + v * N);
       }
       if constexpr (kVectors == 0) {
@@ -224,6 +265,193 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
     if (has_next) ready = FinishBatch<kInteger>(d.finish, e, &f);
   }
   if (end < last) d.fallback(d.fallback_context, end, last);
+}
+
+// Codes one per byte (their low bits; count a multiple of 8) packed two (4-bit) or four (2-bit)
+// to a byte, low bits first as the packed layout has them, eight codes per 64-bit word: a slab's
+// row holds a strip's few codes, too few for Pack's vectors, and a call per row cost more than
+// the row's divisions.
+static_assert(std::endian::native == std::endian::little, "the words below are read and written little-endian");
+template <int kBits>
+HWY_INLINE void PackCodeBytes(const uint8_t* codes, size_t count, uint8_t* out) {
+  for (size_t i = 0; i < count; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, codes + i, 8);
+    if constexpr (kBits == 4) {
+      w &= 0x0F0F'0F0F'0F0F'0F0Full;
+      w = (w | (w >> 4)) & 0x00FF'00FF'00FF'00FFull;  // byte 2j: code 2j | code 2j+1 << 4
+      w = (w | (w >> 8)) & 0x0000'FFFF'0000'FFFFull;  // bytes 4j, 4j+1: two such pairs
+      w = (w | (w >> 16)) & 0xFFFF'FFFFull;
+      std::memcpy(out + i / 2, &w, 4);
+    } else {
+      static_assert(kBits == 2);
+      w &= 0x0303'0303'0303'0303ull;
+      w = (w | (w >> 6)) & 0x000F'000F'000F'000Full;   // byte 2j: code 2j | code 2j+1 << 2
+      w = (w | (w >> 12)) & 0x0000'00FF'0000'00FFull;  // byte 4j: codes 4j to 4j+3
+      w = (w | (w >> 24)) & 0xFFFFull;
+      std::memcpy(out + i / 4, &w, 2);
+    }
+  }
+}
+
+// Blocks along a non-last axis: slab s (outer index s / blocks, block s % blocks) is a block's
+// rows of x, `inner` consecutive elements each, and its column c one group (group s * inner + c).
+// The slab is taken in strips of kStripVectors vectors of columns; each of a strip's column
+// vectors is a batch of N groups as it stands (lane j of every row's vector belongs to one
+// column), so the reduction is lane-wise min and max down the rows with no fold. While one strip
+// is divided, the next is reduced row by row between its divisions (QuantizeGroups' interleaving),
+// and each row the reduction reads asks for its line kSlabAheadBytes further along (in the next
+// slab past the row's end). Columns past the last whole strip go to the fallback, slab by slab.
+constexpr size_t kStripVectors = HWY_MAX_BYTES == 32 ? 4 : 2;
+constexpr size_t kSlabAheadBytes = 1024;
+
+template <class Output, ElementType kX>
+void QuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
+  using T = typename XInput<kX>::T;
+  constexpr size_t K = kStripVectors;
+  constexpr bool kInteger = Output::kIsInteger;
+  constexpr int kBits = Output::kCodeBits;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const size_t width = K * N;  // columns per strip
+  const uint64_t inner = d.inner;
+  const uint64_t whole = inner / width * width;  // columns in whole strips
+  const T* const x_data = static_cast<const T*>(d.x);
+  uint8_t* const y_data = static_cast<uint8_t*>(d.y);
+  const bool packed = kBits < 8 && d.y_layout == SubByteLayout::kPacked;
+  const bool one_code_per_byte = kBits < 8 && !packed;
+  const auto slab_start = [&](uint64_t s) {  // element index of the slab's first row
+    const uint64_t o = s / d.blocks, b = s % d.blocks;
+    return (o * d.axis_dim + std::min(d.axis_dim, b * d.block)) * inner;
+  };
+  // A strip: its first row's first element, its slab's rows, its first group; where its rows'
+  // lines ahead are (ahead, an element offset from each row) and for how many rows.
+  struct Strip {
+    uint64_t element, rows, group;
+    int64_t ahead;
+    uint64_t ahead_rows;
+  };
+  const size_t ahead_elements = kSlabAheadBytes / sizeof(T);
+  const auto strip_of = [&](uint64_t s, uint64_t start, uint64_t end, uint64_t next_end, uint64_t column) {
+    Strip strip{start + column, (end - start) / inner, s * inner + column, static_cast<int64_t>(ahead_elements),
+                (end - start) / inner};
+    if (column + ahead_elements >= inner) {  // into the next slab's rows, or none past the range
+      strip.ahead += static_cast<int64_t>(end - start) - static_cast<int64_t>(inner);
+      strip.ahead_rows = s + 1 < last ? std::min(strip.ahead_rows, (next_end - end) / inner) : 0;
+    }
+    return strip;
+  };
+  // The strip being reduced: its extremes, lane-wise, and the sum of its values (QuickAccumulator's
+  // NaN test); once done, its finish.
+  VF lo[K], hi[K];
+  VF check = hn::Zero(df);
+  BatchFinish f[K];
+  const auto reduce_row = [&](const Strip& strip, uint64_t r) HWY_ATTR {
+    const T* x = x_data + strip.element + r * inner;
+    for (size_t k = 0; k < K; ++k) {
+      const VF v = XInput<kX>::Load(x + k * N);
+      lo[k] = hn::Min(lo[k], v);
+      hi[k] = hn::Max(hi[k], v);
+      check = hn::Add(check, v);
+    }
+    if (r < strip.ahead_rows) {
+      const char* ahead = reinterpret_cast<const char*>(x + strip.ahead);
+      for (size_t b = 0; b < width * sizeof(T); b += 64) PrefetchForLater(ahead + b);
+    }
+  };
+  const auto start_reduction = [&]() HWY_ATTR {
+    check = hn::Zero(df);
+    for (size_t k = 0; k < K; ++k) {
+      lo[k] = hn::Set(df, std::numeric_limits<float>::infinity());
+      hi[k] = hn::Neg(lo[k]);
+    }
+  };
+  const auto finish_reduction = [&]() HWY_ATTR {
+    if (!hn::AllFalse(df, hn::IsNaN(check))) return false;
+    bool ordinary = true;
+    for (size_t k = 0; k < K; ++k) ordinary &= FinishLanes<kInteger>(d.finish, lo[k], hi[k], &f[k]);
+    return ordinary;
+  };
+  HWY_ALIGN uint8_t codes[K * HWY_MAX_BYTES / 4];  // a packed row's codes, one per byte
+  [[maybe_unused]] const VI byte_mask = hn::Set(DI(), 0xFF);
+  // The sequence of strips: slab s's columns [0, whole) left to right, then slab s + 1's.
+  uint64_t s = first, start = slab_start(s), end = slab_start(s + 1), next_end = slab_start(s + 2), column = 0;
+  Strip strip = strip_of(s, start, end, next_end, column);
+  start_reduction();
+  for (uint64_t r = 0; r < strip.rows; ++r) reduce_row(strip, r);
+  bool ready = finish_reduction();
+  for (;;) {
+    // The strip after this one.
+    const bool slab_ends = column + width == whole;
+    const bool has_next = !slab_ends || s + 1 < last;
+    Strip next = strip;
+    if (has_next) {
+      next = slab_ends ? strip_of(s + 1, end, next_end, slab_start(s + 3), 0)
+                       : strip_of(s, start, end, next_end, column + width);
+    }
+    if (!ready) {
+      d.fallback(d.fallback_context, strip.group, strip.group + width);
+      if (has_next) {
+        start_reduction();
+        for (uint64_t r = 0; r < next.rows; ++r) reduce_row(next, r);
+      }
+    } else {
+      LaneOperands<Output> operands[K];
+      for (size_t k = 0; k < K; ++k) operands[k] = StoreFinished<Output>(d, f[k], strip.group + k * N);
+      if (has_next) start_reduction();
+      const uint64_t both = has_next ? std::min(strip.rows, next.rows) : 0;
+      for (uint64_t r = 0; r < strip.rows; ++r) {
+        const T* x = x_data + strip.element + r * inner;
+        uint8_t* const y_row = y_data + (packed ? 0 : strip.element + r * inner);
+        VI c[K];
+        for (size_t k = 0; k < K; ++k) {
+          const VF q = hn::Div(XInput<kX>::Load(x + k * N), operands[k].scale);
+          c[k] = QuotientCodes<Output>(d, q, operands[k].bounds, one_code_per_byte);
+        }
+        uint8_t* const packed_row = y_data + (strip.element + r * inner) * kBits / 8;
+#if HWY_TARGET == HWY_AVX2
+        if constexpr (K == 4) {
+          // The row's 32 codes as bytes in one register; 4-bit ones packed there too: each
+          // 16-bit lane's two codes to its low byte (low code in the low nibble), then the low
+          // bytes of both 128-bit halves to 16 bytes.
+          const __m256i bytes = LowBytes4(c[0], c[1], c[2], c[3], byte_mask);
+          if (!packed) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(y_row), bytes);
+          } else if constexpr (kBits == 4) {
+            const __m256i pairs = _mm256_or_si256(_mm256_and_si256(bytes, _mm256_set1_epi16(0x000F)),
+                                                  _mm256_and_si256(_mm256_srli_epi16(bytes, 4), _mm256_set1_epi16(0x00F0)));
+            const __m256i narrowed = _mm256_permute4x64_epi64(_mm256_packus_epi16(pairs, pairs), 0b1000);  // qwords 0, 2
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(packed_row), _mm256_castsi256_si128(narrowed));
+          } else if constexpr (kBits == 2) {
+            _mm256_store_si256(reinterpret_cast<__m256i*>(codes), bytes);
+            PackCodeBytes<kBits>(codes, width, packed_row);
+          }
+        } else
+#endif
+        {
+          for (size_t k = 0; k < K; ++k) StoreLowBytes(c[k], (packed ? codes : y_row) + k * N);
+          if constexpr (kBits < 8) {
+            if (packed) PackCodeBytes<kBits>(codes, width, packed_row);
+          }
+        }
+        if (r < both) reduce_row(next, r);
+      }
+      for (uint64_t r = both; has_next && r < next.rows; ++r) reduce_row(next, r);
+    }
+    if (slab_ends && whole < inner) d.fallback(d.fallback_context, s * inner + whole, (s + 1) * inner);
+    if (!has_next) break;
+    ready = finish_reduction();
+    if (slab_ends) {
+      ++s;
+      start = end;
+      end = next_end;
+      next_end = slab_start(s + 1 + 1);
+      column = 0;
+    } else {
+      column += width;
+    }
+    strip = next;
+  }
 }
 
 // float32 x unrolls groups of 1, 2 and 4 vectors; the rest loop over their vectors.
@@ -248,6 +476,16 @@ void QuantizeGroupsOfX(const DynamicGroups& d, uint64_t first, uint64_t last) {
   }
 }
 
+template <class Output>
+void QuantizeSlabsOfX(const DynamicGroups& d, uint64_t first, uint64_t last) {
+  switch (d.x_type) {
+    case ElementType::kFloat32: return QuantizeSlabs<Output, ElementType::kFloat32>(d, first, last);
+    case ElementType::kFloat16: return QuantizeSlabs<Output, ElementType::kFloat16>(d, first, last);
+    case ElementType::kBfloat16: return QuantizeSlabs<Output, ElementType::kBfloat16>(d, first, last);
+    default: d.fallback(d.fallback_context, first * d.inner, last * d.inner);
+  }
+}
+
 #endif  // QDQ_HAVE_FOLD_EACH
 
 bool DynamicGroupsFit(uint64_t group) {
@@ -260,35 +498,63 @@ bool DynamicGroupsFit(uint64_t group) {
 #endif
 }
 
+#if QDQ_HAVE_FOLD_EACH
+// Calls visit.template operator()<Output>() with the loops' Output for d's codes and finish kind;
+// false where the loops take none.
+template <class Visit>
+HWY_INLINE bool WithOutput(const DynamicGroups& d, const Visit& visit) {
+  if (is_mx_finish(d.finish.kind)) {
+    switch (d.y_type->type) {
+      case ElementType::kFloat8E4M3FN: visit.template operator()<FloatOutput<kE4M3FN, false>>(); return true;
+      case ElementType::kFloat8E4M3FNUZ: visit.template operator()<FloatOutput<kE4M3FNUZ, false>>(); return true;
+      case ElementType::kFloat8E5M2: visit.template operator()<FloatOutput<kE5M2, false>>(); return true;
+      case ElementType::kFloat8E5M2FNUZ: visit.template operator()<FloatOutput<kE5M2FNUZ, false>>(); return true;
+      case ElementType::kFloat4E2M1: visit.template operator()<FloatOutput<kE2M1, true>>(); return true;
+      default: return false;
+    }
+  }
+  if (is_integer_finish(d.finish.kind)) {
+    switch (d.y_type->type) {
+      case ElementType::kInt8: visit.template operator()<IntegerOutput<8, true>>(); return true;
+      case ElementType::kUint8: visit.template operator()<IntegerOutput<8, false>>(); return true;
+      case ElementType::kInt4: visit.template operator()<IntegerOutput<4, true>>(); return true;
+      case ElementType::kUint4: visit.template operator()<IntegerOutput<4, false>>(); return true;
+      case ElementType::kInt2: visit.template operator()<IntegerOutput<2, true>>(); return true;
+      case ElementType::kUint2: visit.template operator()<IntegerOutput<2, false>>(); return true;
+      default: return false;
+    }
+  }
+  return false;
+}
+#endif
+
 void DynamicQuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
   const CleanUpperStateOnReturn clean_upper_state;
 #if QDQ_HAVE_FOLD_EACH
-  const bool integer_finish = d.finish.kind == VectorFinish::kMinMax || d.finish.kind == VectorFinish::kSymmetric;
-  const bool mx_finish = d.finish.kind == VectorFinish::kMxFloor || d.finish.kind == VectorFinish::kMxCeil ||
-                         d.finish.kind == VectorFinish::kMxEven || d.finish.kind == VectorFinish::kMxRceil;
-  if (mx_finish && DynamicGroupsFit(d.group)) {
-    switch (d.y_type->type) {
-      case ElementType::kFloat8E4M3FN: return QuantizeGroupsOfX<FloatOutput<kE4M3FN, false>>(d, first, last);
-      case ElementType::kFloat8E4M3FNUZ: return QuantizeGroupsOfX<FloatOutput<kE4M3FNUZ, false>>(d, first, last);
-      case ElementType::kFloat8E5M2: return QuantizeGroupsOfX<FloatOutput<kE5M2, false>>(d, first, last);
-      case ElementType::kFloat8E5M2FNUZ: return QuantizeGroupsOfX<FloatOutput<kE5M2FNUZ, false>>(d, first, last);
-      case ElementType::kFloat4E2M1: return QuantizeGroupsOfX<FloatOutput<kE2M1, true>>(d, first, last);
-      default: break;
-    }
-  }
-  if (integer_finish && DynamicGroupsFit(d.group)) {
-    switch (d.y_type->type) {
-      case ElementType::kInt8: return QuantizeGroupsOfX<IntegerOutput<8, true>>(d, first, last);
-      case ElementType::kUint8: return QuantizeGroupsOfX<IntegerOutput<8, false>>(d, first, last);
-      case ElementType::kInt4: return QuantizeGroupsOfX<IntegerOutput<4, true>>(d, first, last);
-      case ElementType::kUint4: return QuantizeGroupsOfX<IntegerOutput<4, false>>(d, first, last);
-      case ElementType::kInt2: return QuantizeGroupsOfX<IntegerOutput<2, true>>(d, first, last);
-      case ElementType::kUint2: return QuantizeGroupsOfX<IntegerOutput<2, false>>(d, first, last);
-      default: break;
-    }
+  if (DynamicGroupsFit(d.group) &&
+      WithOutput(d, [&]<class Output>() HWY_ATTR { QuantizeGroupsOfX<Output>(d, first, last); })) {
+    return;
   }
 #endif
   d.fallback(d.fallback_context, first, last);
+}
+
+uint64_t DynamicSlabStrip() {
+#if QDQ_HAVE_FOLD_EACH
+  return kStripVectors * hn::Lanes(DF());
+#else
+  return 0;
+#endif
+}
+
+void DynamicQuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
+  const CleanUpperStateOnReturn clean_upper_state;
+#if QDQ_HAVE_FOLD_EACH
+  if (d.inner >= DynamicSlabStrip() && WithOutput(d, [&]<class Output>() HWY_ATTR { QuantizeSlabsOfX<Output>(d, first, last); })) {
+    return;
+  }
+#endif
+  d.fallback(d.fallback_context, first * d.inner, last * d.inner);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -300,11 +566,19 @@ namespace qdq::kernels {
 
 HWY_EXPORT(DynamicGroupsFit);
 HWY_EXPORT(DynamicQuantizeGroups);
+HWY_EXPORT(DynamicSlabStrip);
+HWY_EXPORT(DynamicQuantizeSlabs);
 
 bool dynamic_groups_fit(uint64_t group) { return HWY_DYNAMIC_DISPATCH(DynamicGroupsFit)(group); }
 
 void dynamic_quantize_groups(const DynamicGroups& d, uint64_t first, uint64_t last) {
   HWY_DYNAMIC_DISPATCH(DynamicQuantizeGroups)(d, first, last);
+}
+
+uint64_t dynamic_slab_strip() { return HWY_DYNAMIC_DISPATCH(DynamicSlabStrip)(); }
+
+void dynamic_quantize_slabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
+  HWY_DYNAMIC_DISPATCH(DynamicQuantizeSlabs)(d, first, last);
 }
 
 }  // namespace qdq::kernels

@@ -1151,20 +1151,30 @@ HWY_INLINE void StoreLowBytes(VI code, uint8_t* destination) {
 // Four vectors of codes, each lane's low byte kept, to 4 * lanes consecutive bytes. On AVX2 two
 // saturating packs and one lane permute replace four byte shuffles, extracts and 8-byte stores:
 // the lanes are masked to 0..255 first, so neither pack saturates.
-HWY_INLINE void StoreLowBytes4(VI c0, VI c1, VI c2, VI c3, VI byte_mask, uint8_t* destination) {
+#if HWY_TARGET == HWY_AVX2
+// The low bytes of four vectors of codes in order, in one register (AVX2).
+HWY_INLINE __m256i LowBytes4(VI c0, VI c1, VI c2, VI c3, VI byte_mask) {
   c0 = hn::And(c0, byte_mask);
   c1 = hn::And(c1, byte_mask);
   c2 = hn::And(c2, byte_mask);
   c3 = hn::And(c3, byte_mask);
-#if HWY_TARGET == HWY_AVX2
   // packs_epi32 and packus_epi16 work within 128-bit halves: the bytes come out as dwords
   // 0,4,1,5,2,6,3,7 of the wanted order, which the permute undoes.
   const __m256i words01 = _mm256_packs_epi32(c0.raw, c1.raw);
   const __m256i words23 = _mm256_packs_epi32(c2.raw, c3.raw);
   const __m256i bytes = _mm256_packus_epi16(words01, words23);
-  const __m256i ordered = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination), ordered);
+  return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+#endif
+
+HWY_INLINE void StoreLowBytes4(VI c0, VI c1, VI c2, VI c3, VI byte_mask, uint8_t* destination) {
+#if HWY_TARGET == HWY_AVX2
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination), LowBytes4(c0, c1, c2, c3, byte_mask));
 #else
+  c0 = hn::And(c0, byte_mask);
+  c1 = hn::And(c1, byte_mask);
+  c2 = hn::And(c2, byte_mask);
+  c3 = hn::And(c3, byte_mask);
   const size_t N = hn::Lanes(DI());
   StoreLowBytes(c0, destination);
   StoreLowBytes(c1, destination + N);

@@ -80,9 +80,14 @@ struct DynamicGroups {
   SubByteLayout zero_point_layout = SubByteLayout::kPacked;
   bool saturate = true;              // float codes: the plan's saturate
   bool add_zero_point = false;       // float4e2m1 codes: the plan adds its +0 zero point
-  // Groups [first, last) that this loop leaves to the general path (a batch the vector finish
-  // does not decide: a NaN, an all-zero or infinite range; and a range's last groups short of a
-  // batch): they are reduced, finished and quantized there, as dynamic_quantize would otherwise.
+  // dynamic_quantize_slabs' geometry (blocks along a non-last axis): x is [outer, axis_dim,
+  // inner], slab s the rows of block s % blocks of outer index s / blocks (block rows each, the
+  // last block of an outer index possibly fewer), and group s * inner + c the slab's column c.
+  uint64_t inner = 0, axis_dim = 0, block = 0, blocks = 0;
+  // Groups [first, last) that the loops leave to the general path (a batch the vector finish
+  // does not decide: a NaN, an all-zero or infinite range; a range's last groups short of a
+  // batch; a slab's columns past its last whole strip): they are reduced, finished and quantized
+  // there, as dynamic_quantize would otherwise.
   void (*fallback)(void* context, uint64_t first, uint64_t last) = nullptr;
   void* fallback_context = nullptr;
 };
@@ -95,6 +100,15 @@ bool dynamic_groups_fit(uint64_t group);
 // Groups [first, last) of d (first a multiple of 16, so that batches and packed codes start on
 // whole bytes).
 void dynamic_quantize_groups(const DynamicGroups& d, uint64_t first, uint64_t last);
+
+// dynamic_quantize_slabs' strip: the columns it reduces and divides together on the target
+// dispatch picks (0: no such loop there). Slabs narrower than a strip go to the fallback.
+uint64_t dynamic_slab_strip();
+
+// Slabs [first, last) of d, d.group unused (packed y and zero points: inner a multiple of 8).
+// Blocks along a non-last axis, each slab in strips of columns whose vectors are batches of
+// groups as they stand, the next strip reduced between this strip's divisions.
+void dynamic_quantize_slabs(const DynamicGroups& d, uint64_t first, uint64_t last);
 
 // Whether a SideReduction beside the quantization beats reducing each chunk before quantizing it,
 // on the target dispatch picks. Measured, 64K float32 in cache, one thread: on Zen 1 (AVX2) it

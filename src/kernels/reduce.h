@@ -60,6 +60,15 @@ enum class VectorFinish : uint8_t {
   kMxRceil,
 };
 
+// The kinds whose scales are e8m0 codes, and those with float32 scales and integer zero points.
+constexpr bool is_mx_finish(VectorFinish kind) {
+  return kind == VectorFinish::kMxFloor || kind == VectorFinish::kMxCeil || kind == VectorFinish::kMxEven ||
+         kind == VectorFinish::kMxRceil;
+}
+constexpr bool is_integer_finish(VectorFinish kind) {
+  return kind == VectorFinish::kMinMax || kind == VectorFinish::kSymmetric;
+}
+
 struct FinishConstants {
   VectorFinish kind = VectorFinish::kNone;
   float divisor = 1.0f;          // integer kinds: what the range is divided by

@@ -753,6 +753,42 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   }
   if (packed_y) static_cast<unsigned char*>(y.data)[storage_bytes(y.type, g.element_count) - 1] = 0;
   const Layout canonical = exec::canonical_layout(plan.value().layout);
+  // Float x divided in float32 to integer codes of <= 8 bits with float32 scales, or to float8 /
+  // float4 codes with MX scales: loops that reduce the next groups between the current groups'
+  // divisions, the scales and zero points going from the vector finish's registers to the
+  // divisions (kernels::dynamic_quantize_groups for short whole groups, dynamic_quantize_slabs
+  // for slabs). What they leave to the general path (a NaN, an all-zero or infinite range, each
+  // task's last groups, a slab's last columns) comes back through their fallback, which does what
+  // the general path below does for those groups.
+  const kernels::FinishConstants constants = vector_finish(r);
+  const bool loop_codes = plan.value().precision == Precision::kFloat32 &&
+                          ((q.is_integer() && q.bits <= 8 && kernels::is_integer_finish(constants.kind)) ||
+                           (q.is_float() && (q.bits == 8 || q.type == ElementType::kFloat4E2M1) &&  // float8, float4
+                            kernels::is_mx_finish(constants.kind)));
+  struct Fallback {
+    const TensorView& x;
+    const Geometry& g;
+    const Rules& r;
+    const MutableTensorView& scale;
+    const MutableTensorView* zero_point;
+    const Plan& plan;
+    const Layout& canonical;
+    const MutableTensorView& y;
+  } fallback{x, g, r, scale, zero_point, plan.value(), canonical, y};
+  kernels::DynamicGroups d;
+  d.finish = constants;
+  d.x_type = x.type;
+  d.x = x.data;
+  d.y_type = &q;
+  d.y = y.data;
+  d.y_layout = y.layout;
+  d.scales = scale.data;
+  // Float codes' zero points are the +0 codes written above.
+  d.zero_points = zero_point != nullptr && q.is_integer() ? zero_point->data : nullptr;
+  d.saturate = plan.value().saturate;
+  d.add_zero_point = plan.value().apply_zero_point;
+  d.zero_point_layout = zero_point != nullptr ? zero_point->layout : SubByteLayout::kPacked;
+  d.fallback_context = &fallback;
   if (!one_pass) {
     const uint64_t slabs = g.outer * g.blocks;
     const uint64_t element_bytes = info(x.type).bits / 8;  // float x: whole bytes
@@ -762,6 +798,37 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
     };
     const uint64_t tasks = exec::task_count(execution.parallel_for, slabs, std::max<uint64_t>(1, kMinElementsPerTask / slab_elements));
     const uint64_t size = (slabs + tasks - 1) / tasks;
+    const uint64_t strip = kernels::dynamic_slab_strip();
+    if (loop_codes && strip != 0 && g.inner >= strip) {
+      d.inner = g.inner;
+      d.axis_dim = g.axis_dim;
+      d.block = g.block;
+      d.blocks = g.blocks;
+      // Groups of one slab or more: slab by slab, each slab's columns [c0, c1) reduced, finished,
+      // then quantized row by row.
+      d.fallback = [](void* context, uint64_t first, uint64_t last) {
+        const Fallback& f = *static_cast<const Fallback*>(context);
+        const Geometry& geometry = f.g;
+        ExtremesArrays extremes(std::min(last - first, geometry.inner));
+        for (uint64_t a = first; a < last;) {
+          const uint64_t ob = a / geometry.inner, c0 = a % geometry.inner;
+          const uint64_t c1 = std::min(geometry.inner, c0 + (last - a));
+          reduce_block_columns(f.x, geometry, ob, c0, c1 - c0, extremes.view());
+          write_groups(f.r, extremes.view(), a, c1 - c0, f.scale, f.zero_point);
+          const uint64_t o = ob / geometry.blocks, b = ob % geometry.blocks;
+          for (uint64_t row = b * geometry.block; row < std::min(geometry.axis_dim, (b + 1) * geometry.block); ++row) {
+            const uint64_t row_start = (o * geometry.axis_dim + row) * geometry.inner;
+            kernels::execute_range(f.plan, f.canonical, row_start + c0, row_start + c1, f.y);
+          }
+          a += c1 - c0;
+        }
+      };
+      exec::parallel_tasks(execution.parallel_for, tasks, [&](uint64_t t) {
+        const uint64_t first = t * size, last = std::min(slabs, (t + 1) * size);
+        if (first < last) kernels::dynamic_quantize_slabs(d, first, last);
+      });
+      return {};
+    }
     exec::parallel_tasks(execution.parallel_for, tasks, [&](uint64_t t) {
       ExtremesArrays extremes(g.inner);
       const uint64_t task_end = std::min(slabs, (t + 1) * size);
@@ -778,52 +845,13 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
     });
     return {};
   }
-  // Short whole groups of float x divided in float32 to integer codes of <= 8 bits with float32
-  // scales, or to float8 / float4 codes with MX scales: one loop
-  // that reduces the next batch of groups between the current batch's divisions, the scales and
-  // zero points going from the vector finish's registers to the divisions
-  // (kernels::dynamic_quantize_groups). The batches it leaves to the general path (a NaN, an
-  // all-zero or infinite range) and each task's last groups come back through `fallback`, which
-  // does what the chunks below do.
   const uint64_t whole_groups_of = g.row % group_elements == 0 ? group_elements : 0;
-  const kernels::FinishConstants constants = vector_finish(r);
-  using kernels::VectorFinish;
-  const bool integer_codes = q.is_integer() && q.bits <= 8 &&
-                             (constants.kind == VectorFinish::kMinMax || constants.kind == VectorFinish::kSymmetric);
-  const bool mx_codes = q.is_float() && (q.bits == 8 || q.type == ElementType::kFloat4E2M1) &&  // float8, float4
-                        (constants.kind == VectorFinish::kMxFloor || constants.kind == VectorFinish::kMxCeil ||
-                         constants.kind == VectorFinish::kMxEven || constants.kind == VectorFinish::kMxRceil);
-  if (plan.value().precision == Precision::kFloat32 && (integer_codes || mx_codes) && whole_groups_of != 0 &&
-      kernels::dynamic_groups_fit(whole_groups_of)) {
-    struct Fallback {
-      const TensorView& x;
-      const Geometry& g;
-      const Rules& r;
-      const MutableTensorView& scale;
-      const MutableTensorView* zero_point;
-      const Plan& plan;
-      const Layout& canonical;
-      const MutableTensorView& y;
-      uint64_t group;
-    } fallback{x, g, r, scale, zero_point, plan.value(), canonical, y, whole_groups_of};
-    kernels::DynamicGroups d;
-    d.finish = constants;
-    d.x_type = x.type;
-    d.x = x.data;
+  if (loop_codes && whole_groups_of != 0 && kernels::dynamic_groups_fit(whole_groups_of)) {
     d.group = whole_groups_of;
-    d.y_type = &q;
-    d.y = y.data;
-    d.y_layout = y.layout;
-    d.scales = scale.data;
-    // Float codes' zero points are the +0 codes written above.
-    d.zero_points = zero_point != nullptr && integer_codes ? zero_point->data : nullptr;
-    d.saturate = plan.value().saturate;
-    d.add_zero_point = plan.value().apply_zero_point;
-    d.zero_point_layout = zero_point != nullptr ? zero_point->layout : SubByteLayout::kPacked;
-    d.fallback_context = &fallback;
     d.fallback = [](void* context, uint64_t first, uint64_t last) {
       const Fallback& f = *static_cast<const Fallback*>(context);
-      const uint64_t per_chunk = std::max<uint64_t>(1, kCacheChunkElements / f.group);
+      const uint64_t group = std::min(f.g.row, f.g.row_block);
+      const uint64_t per_chunk = std::max<uint64_t>(1, kCacheChunkElements / group);
       ExtremesArrays extremes(std::min(per_chunk, last - first));
       for (uint64_t a = first; a < last; a += per_chunk) {
         const uint64_t b = std::min(last, a + per_chunk);
