@@ -550,7 +550,10 @@ uint64_t DynamicSlabStrip() {
 void DynamicQuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
   const CleanUpperStateOnReturn clean_upper_state;
 #if QDQ_HAVE_FOLD_EACH
-  if (d.inner >= DynamicSlabStrip() && WithOutput(d, [&]<class Output>() HWY_ATTR { QuantizeSlabsOfX<Output>(d, first, last); })) {
+  if (is_integer_finish(d.finish.kind) && d.inner >= DynamicSlabStrip() &&
+      WithOutput(d, [&]<class Output>() HWY_ATTR {
+        if constexpr (Output::kIsInteger) QuantizeSlabsOfX<Output>(d, first, last);
+      })) {
     return;
   }
 #endif
