@@ -1,4 +1,5 @@
-// Dynamic quantization of short groups in one loop (kernels.h, DynamicGroups).
+// Dynamic quantization in one loop (kernels.h, DynamicGroups): short contiguous groups
+// (QuantizeGroups) and blocks along a non-last axis walked in strips of columns (QuantizeSlabs).
 //
 // Why a loop of its own: reducing a chunk of groups and then quantizing it (the general one-pass
 // path) costs the sum of the two on a core whose division and reduction compete for the same
@@ -10,7 +11,7 @@
 // speed at 16M; the sequential form of the same loop reached 0.74-0.78.
 //
 // Exactness: the extremes are the lane-wise min and max of each group, folded (FoldEach) as
-// reduce_groups folds them; a batch whose lane-wise sums are NaN (a NaN, or +inf meeting -inf)
+// reduce_groups folds them (slabs: each lane is one column's group, no fold); a batch whose lane-wise sums are NaN (a NaN, or +inf meeting -inf)
 // goes to the fallback, which reduces it exactly. The scales and zero points are the vector
 // finish's (FinishIntegerVectors, equal to the scalar finish where it decides; batches with a
 // lane it does not decide go to the fallback). The codes are IntegerOutput::CodesOf of x / scale,
@@ -104,7 +105,9 @@ HWY_INLINE VF E8M0Values(hn::Vec<DI> code) {
 }
 
 // A batch's zero-point codes (masked to the type's bits) to groups [g0, g0 + N) of d.zero_points
-// (packed ones through Pack: g0 is a multiple of N, so the batch owns whole bytes).
+// (packed ones through Pack: g0 is a multiple of the codes per byte, so the batch owns whole
+// bytes; QuantizeGroups' g0 is a multiple of N, QuantizeSlabs' one of N past a slab's first
+// group, s * inner with inner a multiple of the codes per byte).
 HWY_INLINE void StoreZeroPoints(const DynamicGroups& d, hn::Vec<DU> codes, uint64_t g0) {
   auto* bytes = static_cast<uint8_t*>(d.zero_points);
   if (!d.y_type->is_packed() || d.zero_point_layout != SubByteLayout::kPacked) {
@@ -300,8 +303,10 @@ HWY_INLINE void PackCodeBytes(const uint8_t* codes, size_t count, uint8_t* out) 
 // vectors is a batch of N groups as it stands (lane j of every row's vector belongs to one
 // column), so the reduction is lane-wise min and max down the rows with no fold. While one strip
 // is divided, the next is reduced row by row between its divisions (QuantizeGroups' interleaving),
-// and each row the reduction reads asks for its line kSlabAheadBytes further along (in the next
-// slab past the row's end). Columns past the last whole strip go to the fallback, slab by slab.
+// and each row the reduction reads asks for the strip's bytes kSlabAheadBytes further along (in
+// the next slab past the row's end). Columns past the last whole strip go to the fallback, slab by
+// slab. Needs rows of at least one strip (DynamicQuantizeSlabs checks): the walk assumes a whole
+// strip per slab.
 constexpr size_t kStripVectors = HWY_MAX_BYTES == 32 ? 4 : 2;
 constexpr size_t kSlabAheadBytes = 1024;
 
@@ -355,8 +360,10 @@ void QuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
       check = hn::Add(check, v);
     }
     if (r < strip.ahead_rows) {
-      const char* ahead = reinterpret_cast<const char*>(x + strip.ahead);
-      for (size_t b = 0; b < width * sizeof(T); b += 64) PrefetchForLater(ahead + b);
+      // The address as an integer: near x's end it may lie past the array (a prefetch of it is
+      // dropped), which a pointer may not.
+      const uintptr_t ahead = reinterpret_cast<uintptr_t>(x) + static_cast<uintptr_t>(strip.ahead) * sizeof(T);
+      for (size_t b = 0; b < width * sizeof(T); b += 64) PrefetchForLater(reinterpret_cast<const void*>(ahead + b));
     }
   };
   const auto start_reduction = [&]() HWY_ATTR {
@@ -550,6 +557,8 @@ uint64_t DynamicSlabStrip() {
 void DynamicQuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
   const CleanUpperStateOnReturn clean_upper_state;
 #if QDQ_HAVE_FOLD_EACH
+  // (WithOutput also visits the MX outputs, for which this loop has no instance: the kind check
+  // keeps them out.)
   if (is_integer_finish(d.finish.kind) && d.inner >= DynamicSlabStrip() &&
       WithOutput(d, [&]<class Output>() HWY_ATTR {
         if constexpr (Output::kIsInteger) QuantizeSlabsOfX<Output>(d, first, last);

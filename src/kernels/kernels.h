@@ -105,7 +105,8 @@ void dynamic_quantize_groups(const DynamicGroups& d, uint64_t first, uint64_t la
 // dispatch picks (0: no such loop there). Slabs narrower than a strip go to the fallback.
 uint64_t dynamic_slab_strip();
 
-// Slabs [first, last) of d, d.group unused (packed y and zero points: inner a multiple of 8),
+// Slabs [first, last) of d, d.group unused (packed y: inner a multiple of 8; packed zero points:
+// of the codes per byte),
 // integer codes only (the integer finish kinds; others go to the fallback). Blocks along a
 // non-last axis, each slab in strips of columns whose vectors are batches of groups as they
 // stand, the next strip reduced between this strip's divisions.

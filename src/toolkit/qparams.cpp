@@ -756,8 +756,8 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   // Float x divided in float32 to integer codes of <= 8 bits with float32 scales, or to float8 /
   // float4 codes with MX scales: loops that reduce the next groups between the current groups'
   // divisions, the scales and zero points going from the vector finish's registers to the
-  // divisions (kernels::dynamic_quantize_groups for short whole groups, dynamic_quantize_slabs
-  // for slabs). What they leave to the general path (a NaN, an all-zero or infinite range, each
+  // divisions (kernels::dynamic_quantize_groups for short whole groups; dynamic_quantize_slabs
+  // for slabs, integer codes only). What they leave to the general path (a NaN, an all-zero or infinite range, each
   // task's last groups, a slab's last columns) comes back through their fallback, which does what
   // the general path below does for those groups.
   const kernels::FinishConstants constants = vector_finish(r);
