@@ -452,7 +452,7 @@ void QuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
       ++s;
       start = end;
       end = next_end;
-      next_end = slab_start(s + 1 + 1);
+      next_end = slab_start(s + 2);
       column = 0;
     } else {
       column += width;
