@@ -1608,6 +1608,66 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
   QuantizeUniform<Output, kX>(c, from, count, s, s, zp, bounds, byte_mask, to, side);
 }
 
+// QuantizeUniformBlock's loop over k elements of whole blocks (whole vectors each, see there). kOwnZeroPoints: each block has its zero point (bounds from BoundsOfBlock); else every
+// block shares zp_constant and bounds_constant, which are copied into locals once, before the
+// loop. Selecting them per block (BoundsOfBlock's early return) made GCC copy the Bounds struct
+// to the stack in 16-byte halves and load it back in 32-byte vectors every block, a store the
+// load cannot forward from: on Zen 3 that stall took a third of 64K float32 -> uint8
+// blocked-last-32 Q (39.8 us against 15.5 per-tensor, one core).
+// Codes of whole groups of four vectors are packed with StoreLowBytes4 (bytes) as QuantizeUniform
+// does.
+template <class Output, ElementType kX, bool kOwnZeroPoints, typename Code>
+HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t k, uint64_t block,
+                                    const typename XInput<kX>::T* x, VF zp_constant,
+                                    const typename Output::Bounds& bounds_constant,
+                                    const BlockBounds* block_bounds, VI byte_mask, Code* out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  constexpr bool kSixteenBitX = kX == ElementType::kFloat16 || kX == ElementType::kBfloat16;
+  const bool own_precision = kSixteenBitX && c.precision != Precision::kFloat32;
+  const bool round_scale = own_precision && !ExactInPrecision(c.scale->type, c.precision);
+  [[maybe_unused]] const bool by_table = kSixteenBitX && own_precision && c.code_table != nullptr;
+  const typename Output::Bounds shared_bounds = bounds_constant;
+  const VF shared_zp = zp_constant;
+  PrefetchPacer prefetch(c);
+  auto codes_of = [&](VF q, VF zp, const typename Output::Bounds& bounds) HWY_ATTR {
+#ifdef QDQ_CODE_GATHER
+    if constexpr (kCodesByTable<Output> && kSixteenBitX) {
+      if (by_table) return CodesOfQuotientByTable<kX>(c.code_table, q);
+    }
+#endif
+    if constexpr (kSixteenBitX) {
+      if (own_precision) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+    }
+    return Output::Codes(c, q, zp, bounds);
+  };
+  const bool fours = sizeof(Code) == 1 && block % (4 * N) == 0;
+  for (size_t b = 0, i = 0; i < k; ++b, i += block) {
+    VF s = hn::Set(df, o.scale.block[b]);
+    if (round_scale) s = RoundToPrecision(c.precision, s);
+    VF zp = shared_zp;
+    typename Output::Bounds bounds = shared_bounds;
+    if constexpr (kOwnZeroPoints) bounds = BoundsOfBlock<Output>(c, o, b, block_bounds, shared_bounds, &zp);
+    auto codes_at = [&](size_t j) HWY_ATTR { return codes_of(hn::Div(XInput<kX>::Load(x + j), s), zp, bounds); };
+    if (fours) {  // the window paced per four vectors, so that a long block asks in steps too
+      for (size_t j = i; j < i + block; j += 4 * N) {
+        StoreLowBytes4(codes_at(j), codes_at(j + N), codes_at(j + 2 * N), codes_at(j + 3 * N), byte_mask,
+                       reinterpret_cast<uint8_t*>(out) + j);
+        prefetch.Step(4 * N * sizeof(typename XInput<kX>::T));
+      }
+    } else {
+      for (size_t j = i; j < i + block; j += N) {
+        if constexpr (sizeof(Code) == 1) {
+          StoreLowBytes(hn::And(codes_at(j), byte_mask), out + j);
+        } else {
+          StoreCodes<Output>(codes_at(j), out + j);
+        }
+      }
+      prefetch.Step(block * sizeof(typename XInput<kX>::T));
+    }
+  }
+}
+
 // One block of a run whose scale and zero point are constant (per-tensor) or one per whole-vector
 // block (per_block), divided in float32: QuantizeUniform over each stretch of equal operands, the
 // partial last vector through zero-padded copies.
@@ -1634,8 +1694,8 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
       block_bounds = &block_bounds_storage;
     }
   }
-  if constexpr (!Output::kWide && sizeof(Code) == 1) {
-    // Byte codes (integers of <= 8 bits, float8, float4) of whole short blocks: one loop over the
+  if constexpr (!Output::kWide && sizeof(Code) <= 2) {
+    // Codes of 16 bits or fewer (integers, float8, float4) of whole blocks: one loop over the
     // blocks, each block's scale and bounds broadcast and its vectors quantized in place, one
     // prefetch window for all of them (ForEachUniformStretch's visits set each block up as a
     // stretch of its own, with the pacer and side stream taken in and handed back). float16 and
@@ -1644,34 +1704,12 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
     // table where QuantizeRun made one (CodeTable). Here float16 x takes the table too, unlike in
     // stretches: 16M float16 -> float8e4m3fn blocked-last-32 2.99-3.14 -> 2.84-2.87 ms,
     // -> float4e2m1 3.14-3.29 -> 2.97-3.01 ms.
-    constexpr bool kSixteenBitX = kX == ElementType::kFloat16 || kX == ElementType::kBfloat16;
-    const bool own_precision = kSixteenBitX && c.precision != Precision::kFloat32;
-    const bool round_scale = own_precision && !ExactInPrecision(c.scale->type, c.precision);
-    [[maybe_unused]] const bool by_table = kSixteenBitX && own_precision && c.code_table != nullptr;
     const uint64_t block = run.block;
-    if (o.per_block && side == nullptr && block <= 4 * N && (run.block_phase + offset) % block == 0 && k % block == 0) {
-      PrefetchPacer prefetch(c);
-      for (size_t b = 0, i = 0; i < k; ++b, i += block) {
-        VF s = hn::Set(df, o.scale.block[b]);
-        if (round_scale) s = RoundToPrecision(c.precision, s);
-        VF zp = zp_constant;
-        const typename Output::Bounds bounds = BoundsOfBlock<Output>(c, o, b, block_bounds, bounds_constant, &zp);
-        for (size_t j = i; j < i + block; j += N) {
-          VF q = hn::Div(XInput<kX>::Load(x + j), s);
-#ifdef QDQ_CODE_GATHER
-          if constexpr (kCodesByTable<Output> && kSixteenBitX) {
-            if (by_table) {
-              StoreLowBytes(hn::And(CodesOfQuotientByTable<kX>(c.code_table, q), byte_mask), out + j);
-              continue;
-            }
-          }
-#endif
-          if constexpr (kSixteenBitX) {
-            if (own_precision) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
-          }
-          StoreLowBytes(hn::And(Output::Codes(c, q, zp, bounds), byte_mask), out + j);
-        }
-        prefetch.Step(block * sizeof(typename XInput<kX>::T));
+    if (o.per_block && side == nullptr && (run.block_phase + offset) % block == 0 && k % block == 0) {
+      if (c.zero_point != nullptr) {
+        QuantizeWholeBlocks<Output, kX, true>(c, o, k, block, x, zp_constant, bounds_constant, block_bounds, byte_mask, out);
+      } else {
+        QuantizeWholeBlocks<Output, kX, false>(c, o, k, block, x, zp_constant, bounds_constant, nullptr, byte_mask, out);
       }
       return;
     }
