@@ -725,9 +725,25 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
 
 // Copies the last partial vector's operands (elements [i, k)) into zero-padded local arrays, so
 // that the same full-vector code handles the tail without reading past any tensor.
+// Zeroes kBytes (a multiple of the vector size) at p with vector stores. GCC turns a memset of
+// 256 bytes, or a loop storing zero vectors, into `rep stosq`, whose start-up cost was 18% of 64K
+// float32 -> uint8 blocked-first-32 Q on Zen 3 (rows of 1,024 elements at x + 16 bytes split into
+// a 4-element head and a 4-element tail, each staged): the zero passes through an empty asm, which
+// hides that it is zero, so the stores stay stores.
+template <size_t kBytes>
+HWY_INLINE void ZeroBytes(void* p) {
+  const hn::ScalableTag<uint8_t> d8;
+  auto zero = hn::Zero(d8);
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+  asm("" : "+v"(zero.raw));
+#endif
+  uint8_t* bytes = static_cast<uint8_t*>(p);
+  for (size_t b = 0; b < kBytes; b += hn::Lanes(d8)) hn::StoreU(zero, d8, bytes + b);
+}
+
 template <typename T>
-const T* StageTail(const T* source, size_t i, size_t k, T* local) {
-  std::memset(local, 0, 64 * sizeof(T));
+HWY_INLINE const T* StageTail(const T* source, size_t i, size_t k, T* local) {
+  ZeroBytes<64 * sizeof(T)>(local);
   std::memcpy(local, source + i, (k - i) * sizeof(T));
   return local;
 }
@@ -1608,12 +1624,13 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
   QuantizeUniform<Output, kX>(c, from, count, s, s, zp, bounds, byte_mask, to, side);
 }
 
-// QuantizeUniformBlock's loop over k elements of whole blocks (whole vectors each, see there). kOwnZeroPoints: each block has its zero point (bounds from BoundsOfBlock); else every
-// block shares zp_constant and bounds_constant, which are copied into locals once, before the
-// loop. Selecting them per block (BoundsOfBlock's early return) made GCC copy the Bounds struct
-// to the stack in 16-byte halves and load it back in 32-byte vectors every block, a store the
-// load cannot forward from: on Zen 3 that stall took a third of 64K float32 -> uint8
-// blocked-last-32 Q (39.8 us against 15.5 per-tensor, one core).
+// QuantizeUniformBlock's loop over k elements of whole blocks (whole vectors each, see there).
+// kOwnZeroPoints: each block has its zero point (bounds from BoundsOfBlock); else every block
+// shares zp_constant and bounds_constant, which are copied into locals once, before the loop.
+// Selecting them per block (BoundsOfBlock's early return) made GCC copy the Bounds struct to the
+// stack in 16-byte halves and load it back in 32-byte vectors every block, a store the load
+// cannot forward from: on Zen 3 that stall took a third of 64K float32 -> uint8 blocked-last-32 Q
+// (34-40 us against 12-16 per-tensor, one core).
 // Codes of whole groups of four vectors are packed with StoreLowBytes4 (bytes) as QuantizeUniform
 // does.
 template <class Output, ElementType kX, bool kOwnZeroPoints, typename Code>
@@ -1763,7 +1780,7 @@ const uint8_t* StageCodeTail(const uint8_t* codes, size_t whole, size_t k, uint8
   constexpr size_t kCodesPerByte = kKind == ZeroPointCodes::kPackedNibbles ? 2 : kKind == ZeroPointCodes::kPackedCrumbs ? 4 : 1;
   const size_t first = kCodesPerByte > 1 ? whole / kCodesPerByte : whole * kBytesPerCode;
   const size_t bytes = kCodesPerByte > 1 ? (k - whole + kCodesPerByte - 1) / kCodesPerByte : (k - whole) * kBytesPerCode;
-  std::memset(local, 0, sizeof(local));
+  ZeroBytes<sizeof(local)>(local);
   std::memcpy(local, codes + first, bytes);
   return local;
 }
