@@ -723,8 +723,6 @@ inline bool ZeroPointCodesInLoop(const Context& c, const exec::Run& run) {
 void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_t k, Operands* o,
                   bool zero_point_codes = false);  // kernels.cpp
 
-// Copies the last partial vector's operands (elements [i, k)) into zero-padded local arrays, so
-// that the same full-vector code handles the tail without reading past any tensor.
 // Zeroes kBytes (a multiple of the vector size) at p with vector stores. GCC turns a memset of
 // 256 bytes, or a loop storing zero vectors, into `rep stosq`, whose start-up cost was 18% of 64K
 // float32 -> uint8 blocked-first-32 Q on Zen 3 (rows of 1,024 elements at x + 16 bytes split into
@@ -741,6 +739,8 @@ HWY_INLINE void ZeroBytes(void* p) {
   for (size_t b = 0; b < kBytes; b += hn::Lanes(d8)) hn::StoreU(zero, d8, bytes + b);
 }
 
+// Copies the last partial vector's operands (elements [i, k)) into zero-padded local arrays, so
+// that the same full-vector code handles the tail without reading past any tensor.
 template <typename T>
 HWY_INLINE const T* StageTail(const T* source, size_t i, size_t k, T* local) {
   ZeroBytes<64 * sizeof(T)>(local);
@@ -1631,8 +1631,8 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
 // stack in 16-byte halves and load it back in 32-byte vectors every block, a store the load
 // cannot forward from: on Zen 3 that stall took a third of 64K float32 -> uint8 blocked-last-32 Q
 // (34-40 us against 12-16 per-tensor, one core).
-// Codes of whole groups of four vectors are packed with StoreLowBytes4 (bytes) as QuantizeUniform
-// does.
+// Byte codes of blocks made of whole groups of four vectors are stored four vectors at a time
+// (StoreLowBytes4); other blocks, and 16-bit codes, one vector at a time.
 template <class Output, ElementType kX, bool kOwnZeroPoints, typename Code>
 HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t k, uint64_t block,
                                     const typename XInput<kX>::T* x, VF zp_constant,
@@ -1717,8 +1717,8 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
     }
   }
   if constexpr (!Output::kWide && sizeof(Code) <= 2) {
-    // Codes of 16 bits or fewer (integers, float8, float4) of whole blocks: one loop over the
-    // blocks, each block's scale and bounds broadcast and its vectors quantized in place, one
+    // Codes of 16 bits or fewer (integers, float8, float4, Quark's float16 and bfloat16) of whole
+    // blocks (QuantizeWholeBlocks): one loop over the blocks, each block's scale and bounds broadcast and its vectors quantized in place, one
     // prefetch window for all of them (ForEachUniformStretch's visits set each block up as a
     // stretch of its own, with the pacer and side stream taken in and handed back). float16 and
     // bfloat16 x may divide in its own precision (QuantizeStretch's first branch): the scale
