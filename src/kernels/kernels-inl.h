@@ -1718,8 +1718,8 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
   }
   if constexpr (!Output::kWide && sizeof(Code) <= 2) {
     // Codes of 16 bits or fewer (integers, float8, float4, Quark's float16 and bfloat16) of whole
-    // blocks (QuantizeWholeBlocks): one loop over the blocks, each block's scale and bounds broadcast and its vectors quantized in place, one
-    // prefetch window for all of them (ForEachUniformStretch's visits set each block up as a
+    // blocks (QuantizeWholeBlocks): one loop over the blocks, each block's scale and bounds
+    // broadcast and its vectors quantized in place, one prefetch window for all of them (ForEachUniformStretch's visits set each block up as a
     // stretch of its own, with the pacer and side stream taken in and handed back). float16 and
     // bfloat16 x may divide in its own precision (QuantizeStretch's first branch): the scale
     // rounded to it unless exact in it, the quotient rounded to it, or the quotient coded by the
