@@ -730,6 +730,9 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
 // hides that it is zero, so the stores stay stores.
 template <size_t kBytes>
 HWY_INLINE void ZeroBytes(void* p) {
+#if !HWY_HAVE_SCALABLE
+  static_assert(kBytes % HWY_MAX_BYTES == 0, "whole vectors only: the last store would pass the end");
+#endif
   const hn::ScalableTag<uint8_t> d8;
   auto zero = hn::Zero(d8);
 #if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
@@ -1571,13 +1574,15 @@ struct BlockBounds {
   HWY_ALIGN int32_t bias[kMostBlocks];
 };
 
-// Block b's bounds, and its zero point into *zp, where the run has a zero point per block (else
-// the constants, *zp untouched): from block_bounds where QuantizeUniformBlock made them.
+// The bounds of block b of a run with a zero point per block, and that zero point into *zp: from
+// block_bounds where QuantizeUniformBlock made them. Callers whose blocks share the constant zero
+// point use bounds_constant itself, by reference: selecting between the two inside a function that
+// returned the Bounds struct by value made GCC copy the constant to the stack in 16-byte halves and
+// load it back in 32-byte vectors, a store the load cannot forward from; on Zen 3 that stall took a
+// third of 64K float32 -> uint8 blocked-last-32 Q (34-40 us against 12-16 per-tensor, one core).
 template <class Output>
-HWY_INLINE typename Output::Bounds BoundsOfBlock(const Context& c, const Operands& o, uint64_t b,
-                                                 const BlockBounds* block_bounds,
-                                                 const typename Output::Bounds& bounds_constant, VF* zp) {
-  if (!o.per_block || c.zero_point == nullptr) return bounds_constant;
+HWY_INLINE typename Output::Bounds OwnBoundsOfBlock(const Operands& o, uint64_t b, const BlockBounds* block_bounds,
+                                                    VF* zp) {
   const DF df;
   *zp = hn::Set(df, o.zero_point.block[b]);
   if constexpr (kIntegerOutput<Output>) {
@@ -1597,7 +1602,10 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
                                 SideStream<kX>* side, const BlockBounds* block_bounds) {
   const DF df;
   VF zp = zp_constant;
-  const typename Output::Bounds bounds = BoundsOfBlock<Output>(c, o, b, block_bounds, bounds_constant, &zp);
+  const bool own_zero_point = o.per_block && c.zero_point != nullptr;
+  typename Output::Bounds own_bounds{};
+  if (own_zero_point) own_bounds = OwnBoundsOfBlock<Output>(o, b, block_bounds, &zp);
+  const typename Output::Bounds& bounds = own_zero_point ? own_bounds : bounds_constant;  // no copy (above)
   const float scale = o.per_block ? o.scale.block[b] : o.scale.constant;
   const VF s = hn::Set(df, scale);
   if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
@@ -1625,14 +1633,13 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
 }
 
 // QuantizeUniformBlock's loop over k elements of whole blocks (whole vectors each, see there).
-// kOwnZeroPoints: each block has its zero point (bounds from BoundsOfBlock); else every block
-// shares zp_constant and bounds_constant, which are copied into locals once, before the loop.
-// Selecting them per block (BoundsOfBlock's early return) made GCC copy the Bounds struct to the
-// stack in 16-byte halves and load it back in 32-byte vectors every block, a store the load
-// cannot forward from: on Zen 3 that stall took a third of 64K float32 -> uint8 blocked-last-32 Q
-// (34-40 us against 12-16 per-tensor, one core).
+// kOwnZeroPoints: each block has its zero point (bounds from OwnBoundsOfBlock); else every block
+// shares zp_constant and bounds_constant, copied into locals once, before the loop. Two
+// instantiations rather than a choice per block, so that the shared case never selects between
+// the two (the stall described at OwnBoundsOfBlock).
 // Byte codes of blocks made of whole groups of four vectors are stored four vectors at a time
-// (StoreLowBytes4); other blocks, and 16-bit codes, one vector at a time.
+// (StoreLowBytes4); other blocks, and 16-bit codes, one vector at a time. The prefetch window is
+// paced per four vectors either way, so that a long block asks for it in steps, not in one burst.
 template <class Output, ElementType kX, bool kOwnZeroPoints, typename Code>
 HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t k, uint64_t block,
                                     const typename XInput<kX>::T* x, VF zp_constant,
@@ -1661,31 +1668,38 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
     }
     return Output::Codes(c, q, zp, bounds);
   };
-  const bool fours = sizeof(Code) == 1 && block % (4 * N) == 0;
+  constexpr size_t kXBytes = sizeof(typename XInput<kX>::T);
+  [[maybe_unused]] const bool fours = block % (4 * N) == 0;
   for (size_t b = 0, i = 0; i < k; ++b, i += block) {
     VF s = hn::Set(df, o.scale.block[b]);
     if (round_scale) s = RoundToPrecision(c.precision, s);
     VF zp = shared_zp;
     typename Output::Bounds bounds = shared_bounds;
-    if constexpr (kOwnZeroPoints) bounds = BoundsOfBlock<Output>(c, o, b, block_bounds, shared_bounds, &zp);
+    if constexpr (kOwnZeroPoints) bounds = OwnBoundsOfBlock<Output>(o, b, block_bounds, &zp);
     auto codes_at = [&](size_t j) HWY_ATTR __attribute__((always_inline)) {
       return codes_of(hn::Div(XInput<kX>::Load(x + j), s), zp, bounds);
     };
-    if (fours) {  // the window paced per four vectors, so that a long block asks in steps too
-      for (size_t j = i; j < i + block; j += 4 * N) {
-        StoreLowBytes4(codes_at(j), codes_at(j + N), codes_at(j + 2 * N), codes_at(j + 3 * N), byte_mask,
-                       reinterpret_cast<uint8_t*>(out) + j);
-        prefetch.Step(4 * N * sizeof(typename XInput<kX>::T));
+    const size_t end = i + block;
+    if constexpr (sizeof(Code) == 1) {
+      if (fours) {
+        for (size_t j = i; j < end; j += 4 * N) {
+          StoreLowBytes4(codes_at(j), codes_at(j + N), codes_at(j + 2 * N), codes_at(j + 3 * N), byte_mask, out + j);
+          prefetch.Step(4 * N * kXBytes);
+        }
+        continue;
       }
-    } else {
-      for (size_t j = i; j < i + block; j += N) {
+    }
+    for (size_t j = i; j < end;) {  // up to four vectors, then their share of the window
+      const size_t stop = std::min(end, j + 4 * N);
+      const size_t from = j;
+      for (; j < stop; j += N) {
         if constexpr (sizeof(Code) == 1) {
           StoreLowBytes(hn::And(codes_at(j), byte_mask), out + j);
         } else {
           StoreCodes<Output>(codes_at(j), out + j);
         }
       }
-      prefetch.Step(block * sizeof(typename XInput<kX>::T));
+      prefetch.Step((stop - from) * kXBytes);
     }
   }
 }
