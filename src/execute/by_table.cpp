@@ -62,14 +62,20 @@ struct TableShape {
   unsigned index_bits = 8;  // the low bits of a code that decide its entry (look_up_codes)
 };
 
-TableShape table_shape(const Plan& plan) {
+TableShape table_shape(const Plan& plan, SubByteLayout y_layout) {
   if (!plan.x_strides.empty() || !plan.y_strides.empty()) return {};
   if (!one_scale_and_zero_point(plan.layout)) return {};
   TableShape shape;
   const ElementTypeInfo& x = info(plan.x.type);
   const bool x_packed = x.is_packed() && plan.x.layout == SubByteLayout::kPacked;
   if (plan.operation == Operation::kQuantize) {
-    if (plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) {
+    // Packed 2-bit outputs only where the lookup gathers: its word loop (kernels/look_up.h) took
+    // 9.5-12.6 ms against the kernels' 3.3-3.6 for 16M float16/bfloat16 -> int2 on Zen 3 (AVX2,
+    // 2 threads); every other output by table ran as fast as the kernels there or faster
+    // (float8e4m3fn 3.3-3.6 against 5.7-6.1 ms).
+    const bool packed_crumbs = output_bits(plan.output_type, y_layout) == 2;
+    if ((plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) &&
+        (!packed_crumbs || kernels::looks_up_by_gather())) {
       shape = {uint64_t{1} << 16, 2, 1};
     }
   } else if (x_packed && (plan.output_type != ElementType::kFloat32 || x.bits == 4)) {
@@ -103,7 +109,7 @@ struct Lookup {
 }  // namespace
 
 bool execute_by_table(const Plan& plan, const MutableTensorView& y, const ParallelFor& host) {
-  const TableShape shape = table_shape(plan);
+  const TableShape shape = table_shape(plan, y.layout);
   if (shape.entries == 0) return false;
   // Every index, in x's storage (little-endian code values), through the plan's own kernel.
   std::vector<uint8_t> codes(shape.entries * shape.x_bytes);

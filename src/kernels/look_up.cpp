@@ -219,6 +219,7 @@ void LookUpCodes(const void* x, unsigned x_bytes, const void* table, unsigned y_
 }
 
 bool LooksUpBytesByPermutes() { return HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3; }
+bool LooksUpByGather() { return HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3; }  // LookUp's #if
 
 }  // namespace HWY_NAMESPACE
 }  // namespace qdq::kernels
@@ -229,6 +230,7 @@ namespace qdq::kernels {
 
 HWY_EXPORT(LookUpCodes);
 HWY_EXPORT(LooksUpBytesByPermutes);
+HWY_EXPORT(LooksUpByGather);
 
 void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
                    uint64_t end, unsigned index_bits) {
@@ -236,6 +238,7 @@ void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned 
 }
 
 bool looks_up_bytes_by_permutes() { return HWY_DYNAMIC_DISPATCH(LooksUpBytesByPermutes)(); }
+bool looks_up_by_gather() { return HWY_DYNAMIC_DISPATCH(LooksUpByGather)(); }
 
 }  // namespace qdq::kernels
 #endif  // HWY_ONCE

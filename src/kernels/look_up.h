@@ -25,4 +25,9 @@ void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned 
 // where it is about as fast as a load and a store per element.
 bool looks_up_bytes_by_permutes();
 
+// Whether look_up_codes gathers on this CPU's target (AVX-512). Elsewhere it shifts results into
+// 64-bit words one element at a time, which for packed 2-bit results (32 to a word) is slower than
+// the kernels the table replaces (execute/by_table.cpp).
+bool looks_up_by_gather();
+
 }  // namespace qdq::kernels
