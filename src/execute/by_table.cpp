@@ -1,18 +1,19 @@
 // Per-tensor plans over an x of few codes, run as a table: every code x can hold goes through the
-// SIMD kernel once, and each element then looks its result up. With one scale and one zero point
-// an element's result depends on its own code only, so the table holds exactly what the kernel
-// writes for it: the lookup is bit-identical by construction. It pays where the kernel does more
-// per element than a load and a store: QuantizeLinear from float16 and bfloat16 (a divide and a
+// SIMD kernel once, and each element then looks its result up. With one scale and one zero point an
+// element's result depends on its own code only, so the table holds exactly what the kernel writes
+// for it: the lookup is bit-identical by construction. It pays where the kernel does more per
+// element than a load and a store: QuantizeLinear from float16 and bfloat16 (a divide and a
 // rounding to x's precision per element, 65,536 codes) and DequantizeLinear from float8 to 16-bit
-// floats (a decode per element, 256 codes). The lookup itself is a SIMD kernel
-// (kernels/look_up.h): a gather on AVX-512, and packed 4- and 2-bit outputs are packed as they
-// are looked up. Measured at 16M per-tensor, 2 threads, on the AVX-512 Xeon: QuantizeLinear from
-// float16 and bfloat16 to every one- and two-byte output took 1.44-1.68 ms by table against
-// 1.9-2.8 ms in the kernels, to packed 4- and 2-bit outputs 1.31-1.55 against 1.93-2.80;
-// DequantizeLinear from float8 to float16 and bfloat16 1.24-1.33 against 1.62-2.39, from int8 and
-// uint8 to bfloat16 1.26-1.33 against 1.40-1.46, from packed 4- and 2-bit x to float16 and
-// bfloat16 0.65-0.74 against 1.04-1.87, from packed 4-bit x to float32 1.37-1.46 against
-// 1.53-1.73, and from 4- and 2-bit x one per byte to bfloat16 1.21-1.30 against 1.38-1.56.
+// floats (a decode per element, 256 codes). The lookup itself is a SIMD kernel (kernels/look_up.h):
+// a gather on AVX-512, and packed 4- and 2-bit outputs are packed as they are looked up (packed
+// 2-bit outputs of QuantizeLinear only where it gathers; see table_shape). Measured at 16M
+// per-tensor, 2 threads, on the AVX-512 Xeon: QuantizeLinear from float16 and bfloat16 to every
+// one- and two-byte output took 1.44-1.68 ms by table against 1.9-2.8 ms in the kernels, to packed
+// 4- and 2-bit outputs 1.31-1.55 against 1.93-2.80; DequantizeLinear from float8 to float16 and
+// bfloat16 1.24-1.33 against 1.62-2.39, from int8 and uint8 to bfloat16 1.26-1.33 against
+// 1.40-1.46, from packed 4- and 2-bit x to float16 and bfloat16 0.65-0.74 against 1.04-1.87, from
+// packed 4-bit x to float32 1.37-1.46 against 1.53-1.73, and from 4- and 2-bit x one per byte to
+// bfloat16 1.21-1.30 against 1.38-1.56.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
