@@ -76,7 +76,7 @@ TableShape table_shape(const Plan& plan, SubByteLayout y_layout) {
     // (float8e4m3fn 3.3-3.6 against 5.7-6.1 ms).
     const bool packed_crumbs = output_bits(plan.output_type, y_layout) == 2;
     if ((plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) &&
-        (!packed_crumbs || kernels::looks_up_by_gather())) {
+        (!packed_crumbs || kernels::looks_up_in_vectors())) {
       shape = {uint64_t{1} << 16, 2, 1};
     }
   } else if (x_packed && (plan.output_type != ElementType::kFloat32 || x.bits == 4)) {
@@ -85,7 +85,7 @@ TableShape table_shape(const Plan& plan, SubByteLayout y_layout) {
     shape = {256, 1, static_cast<unsigned>(8 / x.bits)};
   } else if (x.bits <= 8 && (plan.output_type == ElementType::kBfloat16 ||
                              (plan.output_type == ElementType::kFloat16 &&
-                              ((x.bits == 8 && x.is_float()) || (x.bits < 8 && kernels::looks_up_bytes_by_permutes()))))) {
+                              ((x.bits == 8 && x.is_float()) || (x.bits < 8 && kernels::looks_up_in_vectors()))))) {
     // float8 codes (a decode each) and 8-bit integers (4- and 2-bit ones one per byte) to
     // bfloat16 (a rounding on the bits each). float32 outputs stay in the kernel, which streams
     // large outputs past the cache and so runs as fast as the lookup (float8e4m3fn to float32,

@@ -1733,13 +1733,14 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
   if constexpr (!Output::kWide && sizeof(Code) <= 2) {
     // Codes of 16 bits or fewer (integers, float8, float4, Quark's float16 and bfloat16) of whole
     // blocks (QuantizeWholeBlocks): one loop over the blocks, each block's scale and bounds
-    // broadcast and its vectors quantized in place, one prefetch window for all of them (ForEachUniformStretch's visits set each block up as a
-    // stretch of its own, with the pacer and side stream taken in and handed back). float16 and
-    // bfloat16 x may divide in its own precision (QuantizeStretch's first branch): the scale
-    // rounded to it unless exact in it, the quotient rounded to it, or the quotient coded by the
-    // table where QuantizeRun made one (CodeTable). Here float16 x takes the table too, unlike in
-    // stretches: 16M float16 -> float8e4m3fn blocked-last-32 2.99-3.14 -> 2.84-2.87 ms,
-    // -> float4e2m1 3.14-3.29 -> 2.97-3.01 ms.
+    // broadcast and its vectors quantized in place, one prefetch window for all of them
+    // (ForEachUniformStretch's visits set each block up as a stretch of its own, with the pacer and
+    // side stream taken in and handed back). float16 and bfloat16 x may divide in its own
+    // precision (QuantizeStretch's first branch): the scale rounded to it unless exact in it, the
+    // quotient rounded to it, or the quotient coded by the table where QuantizeRun made one
+    // (CodeTable). Here float16 x takes the table too, unlike in stretches: 16M float16 ->
+    // float8e4m3fn blocked-last-32 2.99-3.14 -> 2.84-2.87 ms, -> float4e2m1 3.14-3.29 -> 2.97-3.01
+    // ms.
     const uint64_t block = run.block;
     if (o.per_block && side == nullptr && (run.block_phase + offset) % block == 0 && k % block == 0) {
       if (c.zero_point != nullptr) {

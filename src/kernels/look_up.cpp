@@ -218,8 +218,7 @@ void LookUpCodes(const void* x, unsigned x_bytes, const void* table, unsigned y_
   LookUpFrom(static_cast<const uint8_t*>(x), table, y_bits, out, begin, end, index_bits);
 }
 
-bool LooksUpBytesByPermutes() { return HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3; }
-bool LooksUpByGather() { return HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3; }  // LookUp's #if
+bool LooksUpInVectors() { return HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3; }  // LookUp's #if
 
 }  // namespace HWY_NAMESPACE
 }  // namespace qdq::kernels
@@ -229,16 +228,14 @@ HWY_AFTER_NAMESPACE();
 namespace qdq::kernels {
 
 HWY_EXPORT(LookUpCodes);
-HWY_EXPORT(LooksUpBytesByPermutes);
-HWY_EXPORT(LooksUpByGather);
+HWY_EXPORT(LooksUpInVectors);
 
 void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
                    uint64_t end, unsigned index_bits) {
   HWY_DYNAMIC_DISPATCH(LookUpCodes)(x, x_bytes, table, y_bits, y, begin, end, index_bits);
 }
 
-bool looks_up_bytes_by_permutes() { return HWY_DYNAMIC_DISPATCH(LooksUpBytesByPermutes)(); }
-bool looks_up_by_gather() { return HWY_DYNAMIC_DISPATCH(LooksUpByGather)(); }
+bool looks_up_in_vectors() { return HWY_DYNAMIC_DISPATCH(LooksUpInVectors)(); }
 
 }  // namespace qdq::kernels
 #endif  // HWY_ONCE

@@ -21,13 +21,10 @@ inline constexpr unsigned kLookUpTablePadding = 4;
 void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
                    uint64_t end, unsigned index_bits = 8);
 
-// Whether look_up_codes takes byte codes to 16-bit results by permutes on this CPU's target (AVX-512),
-// where it is about as fast as a load and a store per element.
-bool looks_up_bytes_by_permutes();
-
-// Whether look_up_codes gathers on this CPU's target (AVX-512). Elsewhere it shifts results into
-// 64-bit words one element at a time, which for packed 2-bit results (32 to a word) is slower than
-// the kernels the table replaces (execute/by_table.cpp).
-bool looks_up_by_gather();
+// Whether look_up_codes runs in vectors on this CPU's target (AVX-512): gathers, and byte codes to
+// 16-bit results by permutes, about as fast as a load and a store per element. Elsewhere it shifts
+// results into 64-bit words one element at a time, which for packed 2-bit results (32 to a word)
+// is slower than the kernels the table replaces (execute/by_table.cpp).
+bool looks_up_in_vectors();
 
 }  // namespace qdq::kernels
