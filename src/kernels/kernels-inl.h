@@ -56,6 +56,16 @@ using VF = hn::Vec<DF>;
 using VI = hn::Vec<DI>;
 using VU = hn::Vec<DU>;
 
+// The attributes of a lambda called per vector or per stretch inside a hot loop: the target's
+// (HWY_ATTR) and always_inline. GCC's heuristics otherwise outline the larger bodies (float8 /
+// float4 encodes, a 16-bit quotient's rounding) as a call per vector with the vectors passed
+// through the stack: float16 x per-axis-last Q to float8e4m3fn took 7-9 ms at 16M against
+// float32 x's 4.3, and a call per 32-element block cost plain int4 blocked Q 65 us against 57
+// (64K in cache).
+#ifndef QDQ_HOT_LAMBDA
+#define QDQ_HOT_LAMBDA HWY_ATTR __attribute__((always_inline))
+#endif
+
 constexpr size_t kBlock = 1024;
 constexpr size_t kPadded = kBlock + 64;  // room for a whole vector past the block (AVX-512: 16)
 
@@ -1262,7 +1272,7 @@ HWY_INLINE void WalkVectors(const Context& c, const exec::Run& run, uint64_t off
     }
     return;
   }
-  auto body = [&](const XT* xp, const float* sp, const float* zpp, T* destination) HWY_ATTR {
+  auto body = [&](const XT* xp, const float* sp, const float* zpp, T* destination) QDQ_HOT_LAMBDA {
     const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
     if (zpp) {
       const VF zp = hn::LoadU(df, zpp);
@@ -1485,7 +1495,7 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   }
 #endif
   const size_t N = hn::Lanes(DF());
-  auto codes_at = [&](size_t j) HWY_ATTR {
+  auto codes_at = [&](size_t j) QDQ_HOT_LAMBDA {
     if constexpr (kByReciprocal) {
       return Output::CodesByReciprocal(XInput<kX>::Load(x + j), s, r, bounds);
     } else if constexpr (kPerElement) {
@@ -1516,7 +1526,7 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   }
   // The prefetch window, paced by x: a line ahead for every line of x loaded here.
   PrefetchPacer prefetch(c);
-  auto step_side = [&](int vectors) HWY_ATTR {
+  auto step_side = [&](int vectors) QDQ_HOT_LAMBDA {
     prefetch.Step(static_cast<size_t>(vectors) * N * sizeof(typename XInput<kX>::T));
     if constexpr (kHasSideStream<kX>) {
       if (side != nullptr) {
@@ -1654,10 +1664,10 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
   const typename Output::Bounds shared_bounds = bounds_constant;
   const VF shared_zp = zp_constant;
   PrefetchPacer prefetch(c);
-  // always_inline (both lambdas): GCC made codes_at a call per vector for float4e2m1, with its
+  // QDQ_HOT_LAMBDA (both lambdas): GCC made codes_at a call per vector for float4e2m1, with its
   // captures read through the closure (64K blocked-last-32 Q in cache: 72 against 34 us
   // per-tensor).
-  auto codes_of = [&](VF q, VF zp, const typename Output::Bounds& bounds) HWY_ATTR __attribute__((always_inline)) {
+  auto codes_of = [&](VF q, VF zp, const typename Output::Bounds& bounds) QDQ_HOT_LAMBDA {
 #ifdef QDQ_CODE_GATHER
     if constexpr (kCodesByTable<Output> && kSixteenBitX) {
       if (by_table) return CodesOfQuotientByTable<kX>(c.code_table, q);
@@ -1676,7 +1686,7 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
     VF zp = shared_zp;
     typename Output::Bounds bounds = shared_bounds;
     if constexpr (kOwnZeroPoints) bounds = OwnBoundsOfBlock<Output>(o, b, block_bounds, &zp);
-    auto codes_at = [&](size_t j) HWY_ATTR __attribute__((always_inline)) {
+    auto codes_at = [&](size_t j) QDQ_HOT_LAMBDA {
       return codes_of(hn::Div(XInput<kX>::Load(x + j), s), zp, bounds);
     };
     const size_t end = i + block;
@@ -1751,9 +1761,8 @@ void QuantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offse
       return;
     }
   }
-  // always_inline: GCC otherwise makes the visitor a call per stretch, a stack frame for every
-  // block of 32 elements (plain int4 blocked-32 Q, 64K in cache: 65 instead of 57 us).
-  const auto visit = [&](uint64_t block, size_t i, size_t count) HWY_ATTR __attribute__((always_inline)) {
+  // A hot lambda: otherwise a call per stretch, a stack frame for every block of 32 elements.
+  const auto visit = [&](uint64_t block, size_t i, size_t count) QDQ_HOT_LAMBDA {
     QuantizeStretch<Output, kX>(c, o, block, x + i, count, zp_constant, bounds_constant, byte_mask, out + i, side,
                                 block_bounds);
   };
@@ -1818,7 +1827,7 @@ void QuantizePerElement(const Context& c, size_t k, const Operands& o, const typ
   const size_t N = hn::Lanes(df);
   const VF s = hn::Set(df, o.scale.constant);
   const auto quantize = [&](const XT* from, const float* scales, const float* zero_points, const uint8_t* codes,
-                            size_t count, Code* to) HWY_ATTR __attribute__((always_inline)) {
+                            size_t count, Code* to) QDQ_HOT_LAMBDA {
     if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
       if (c.precision != Precision::kFloat32) {
         QuantizeUniform<Output, kX, Code, true, false, true, kKind>(c, from, count, s, s, zp_constant, bounds_constant,
@@ -1926,7 +1935,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
     Code* out = through_buffer ? codes : static_cast<Code*>(y) + y_at;
     // The codes of one vector of quotients q, with their zero point and the bounds derived from it.
-    auto emit = [&](VF q, VF zp, const typename Output::Bounds& bounds, Code* destination) HWY_ATTR {
+    auto emit = [&](VF q, VF zp, const typename Output::Bounds& bounds, Code* destination) QDQ_HOT_LAMBDA {
       const VI code = Output::Codes(c, q, zp, bounds);
       StoreCodes<Output>(one_code_per_byte ? hn::And(code, code_mask) : code, destination);
     };
@@ -1961,7 +1970,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
       // One vector: x, its scale (already in the division precision unless round_scale) and its
       // zero point with the bounds derived from it.
       auto compute = [&](const XT* xp, VF s, bool round_scale, VF zp, const typename Output::Bounds& bounds,
-                         Code* destination, size_t) HWY_ATTR {
+                         Code* destination, size_t) QDQ_HOT_LAMBDA {
         VF xv = XInput<kX>::Load(xp);
         if (round_x) xv = RoundToPrecision(precision, xv);
         if (round_scale && !scale_exact) s = RoundToPrecision(precision, s);
@@ -2245,7 +2254,7 @@ void DequantizeWordsBlock(const exec::Run& run, uint64_t offset, size_t k, const
   const DI di;
   const size_t N = hn::Lanes(df);
   const OperandValues<int32_t>& zp = o.wide_zero_point;
-  auto difference = [&](const int32_t* xp, VI z) HWY_ATTR { return subtract ? Input::LoadMinus(xp, z) : Input::Load(xp); };
+  auto difference = [&](const int32_t* xp, VI z) QDQ_HOT_LAMBDA { return subtract ? Input::LoadMinus(xp, z) : Input::Load(xp); };
   const int32_t* zp_values = subtract ? zp.values : nullptr;
   if (o.per_block || (o.scale.values == nullptr && zp_values == nullptr)) {
     const size_t whole = k - k % N;
@@ -2275,7 +2284,7 @@ void DequantizeWordsBlock(const exec::Run& run, uint64_t offset, size_t k, const
   const float* sp = o.scale.values;
   const VF scale_constant = hn::Set(df, o.scale.constant);
   const VI zp_constant = hn::Set(di, subtract ? zp.constant : 0);
-  auto body = [&](const int32_t* xp, const float* scales, const int32_t* zps, YT* destination) HWY_ATTR {
+  auto body = [&](const int32_t* xp, const float* scales, const int32_t* zps, YT* destination) QDQ_HOT_LAMBDA {
     const VF v = difference(xp, zps ? hn::LoadU(di, zps) : zp_constant);
     StoreAsOutput<kOut>(DequantizedProduct(v, scales ? hn::LoadU(df, scales) : scale_constant), destination);
   };
@@ -2314,7 +2323,7 @@ void DequantizeWithZeroPointCodes(const typename Input::T* x, const float* scale
   using XT = typename Input::T;
   const DF df;
   const size_t N = hn::Lanes(df);
-  auto body = [&](const XT* xp, const float* sp, const uint8_t* row, size_t j, YT* destination) HWY_ATTR {
+  auto body = [&](const XT* xp, const float* sp, const uint8_t* row, size_t j, YT* destination) QDQ_HOT_LAMBDA {
     const VF zp = hn::ConvertTo(df, ZeroPointLanes<Input::kSignedCodes, kKind>(row, j));
     const VF v = hn::Sub(Input::Load(xp), zp);
     StoreAsOutput<kOut>(DequantizedProduct(v, sp ? hn::LoadU(df, sp) : scale_constant), destination);
@@ -2389,12 +2398,12 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     }
     const VF scale_constant = hn::Set(df, o.scale.constant);
     const VF zp_constant = hn::Set(df, o.zero_point.constant);
-    auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
+    auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) QDQ_HOT_LAMBDA {
       VF v = Input::Load(xp);
       if (subtract) v = hn::Sub(v, zp);
       StoreAsOutput<kOut>(DequantizedProduct(v, s), destination);
     };
-    auto body = [&](const XT* xp, const float* sp, const float* zpp, YT* destination) HWY_ATTR {
+    auto body = [&](const XT* xp, const float* sp, const float* zpp, YT* destination) QDQ_HOT_LAMBDA {
       compute(xp, sp ? hn::LoadU(df, sp) : scale_constant, zpp ? hn::LoadU(df, zpp) : zp_constant, destination);
     };
     size_t i = 0;
@@ -2582,7 +2591,7 @@ void FakeQuantUniformBlock(const Context& c, const exec::Run& run, uint64_t offs
                            float* out, uint8_t* mask) {
   const size_t N = hn::Lanes(DF());
   const size_t whole = k - k % N;
-  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
+  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) QDQ_HOT_LAMBDA {
     FakeQuantStretch<Output, kX>(c, o, block, x + i, count, zp_constant, bounds_constant, out + i,
                                  mask != nullptr ? mask + i : nullptr);
   });
@@ -2626,7 +2635,7 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
     float* out = in_place ? static_cast<float*>(y) + y_at : staged;
     // The divisor in the division precision; DequantizeLinear multiplies by the scale as it is.
     auto compute = [&](const XT* xp, VF s, bool, VF zp, const typename Output::Bounds& bounds, float* destination,
-                       size_t i) HWY_ATTR {
+                       size_t i) QDQ_HOT_LAMBDA {
       VF xv = XInput<kX>::Load(xp);
       if (round_x) xv = RoundToPrecision(precision, xv);
       const VF divisor = round_scale ? RoundToPrecision(precision, s) : s;
