@@ -61,7 +61,10 @@ using VU = hn::Vec<DU>;
 // float4 encodes, a 16-bit quotient's rounding) as a call per vector with the vectors passed
 // through the stack: float16 x per-axis-last Q to float8e4m3fn took 7-9 ms at 16M against
 // float32 x's 4.3, and a call per 32-element block cost plain int4 blocked Q 65 us against 57
-// (64K in cache).
+// (64K in cache). Only where a measurement asked for it: each use copies its body into every
+// call site of every instantiation, and compile time is CI's budget (QuantizeUniform's two
+// lambdas made kernels_quantize_sub_byte.cpp take 228 s to compile instead of 189; the same on
+// QuantizeRun's and the dequantize loops' lambdas, which measured no faster, 254 s).
 #ifndef QDQ_HOT_LAMBDA
 #define QDQ_HOT_LAMBDA HWY_ATTR __attribute__((always_inline))
 #endif
@@ -1272,7 +1275,7 @@ HWY_INLINE void WalkVectors(const Context& c, const exec::Run& run, uint64_t off
     }
     return;
   }
-  auto body = [&](const XT* xp, const float* sp, const float* zpp, T* destination) QDQ_HOT_LAMBDA {
+  auto body = [&](const XT* xp, const float* sp, const float* zpp, T* destination) HWY_ATTR {
     const VF s = sp ? hn::LoadU(df, sp) : scale_constant;
     if (zpp) {
       const VF zp = hn::LoadU(df, zpp);
@@ -1935,7 +1938,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
     Code* out = through_buffer ? codes : static_cast<Code*>(y) + y_at;
     // The codes of one vector of quotients q, with their zero point and the bounds derived from it.
-    auto emit = [&](VF q, VF zp, const typename Output::Bounds& bounds, Code* destination) QDQ_HOT_LAMBDA {
+    auto emit = [&](VF q, VF zp, const typename Output::Bounds& bounds, Code* destination) HWY_ATTR {
       const VI code = Output::Codes(c, q, zp, bounds);
       StoreCodes<Output>(one_code_per_byte ? hn::And(code, code_mask) : code, destination);
     };
@@ -1970,7 +1973,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
       // One vector: x, its scale (already in the division precision unless round_scale) and its
       // zero point with the bounds derived from it.
       auto compute = [&](const XT* xp, VF s, bool round_scale, VF zp, const typename Output::Bounds& bounds,
-                         Code* destination, size_t) QDQ_HOT_LAMBDA {
+                         Code* destination, size_t) HWY_ATTR {
         VF xv = XInput<kX>::Load(xp);
         if (round_x) xv = RoundToPrecision(precision, xv);
         if (round_scale && !scale_exact) s = RoundToPrecision(precision, s);
@@ -2254,7 +2257,7 @@ void DequantizeWordsBlock(const exec::Run& run, uint64_t offset, size_t k, const
   const DI di;
   const size_t N = hn::Lanes(df);
   const OperandValues<int32_t>& zp = o.wide_zero_point;
-  auto difference = [&](const int32_t* xp, VI z) QDQ_HOT_LAMBDA { return subtract ? Input::LoadMinus(xp, z) : Input::Load(xp); };
+  auto difference = [&](const int32_t* xp, VI z) HWY_ATTR { return subtract ? Input::LoadMinus(xp, z) : Input::Load(xp); };
   const int32_t* zp_values = subtract ? zp.values : nullptr;
   if (o.per_block || (o.scale.values == nullptr && zp_values == nullptr)) {
     const size_t whole = k - k % N;
@@ -2284,7 +2287,7 @@ void DequantizeWordsBlock(const exec::Run& run, uint64_t offset, size_t k, const
   const float* sp = o.scale.values;
   const VF scale_constant = hn::Set(df, o.scale.constant);
   const VI zp_constant = hn::Set(di, subtract ? zp.constant : 0);
-  auto body = [&](const int32_t* xp, const float* scales, const int32_t* zps, YT* destination) QDQ_HOT_LAMBDA {
+  auto body = [&](const int32_t* xp, const float* scales, const int32_t* zps, YT* destination) HWY_ATTR {
     const VF v = difference(xp, zps ? hn::LoadU(di, zps) : zp_constant);
     StoreAsOutput<kOut>(DequantizedProduct(v, scales ? hn::LoadU(df, scales) : scale_constant), destination);
   };
@@ -2323,7 +2326,7 @@ void DequantizeWithZeroPointCodes(const typename Input::T* x, const float* scale
   using XT = typename Input::T;
   const DF df;
   const size_t N = hn::Lanes(df);
-  auto body = [&](const XT* xp, const float* sp, const uint8_t* row, size_t j, YT* destination) QDQ_HOT_LAMBDA {
+  auto body = [&](const XT* xp, const float* sp, const uint8_t* row, size_t j, YT* destination) HWY_ATTR {
     const VF zp = hn::ConvertTo(df, ZeroPointLanes<Input::kSignedCodes, kKind>(row, j));
     const VF v = hn::Sub(Input::Load(xp), zp);
     StoreAsOutput<kOut>(DequantizedProduct(v, sp ? hn::LoadU(df, sp) : scale_constant), destination);
@@ -2398,12 +2401,12 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     }
     const VF scale_constant = hn::Set(df, o.scale.constant);
     const VF zp_constant = hn::Set(df, o.zero_point.constant);
-    auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) QDQ_HOT_LAMBDA {
+    auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
       VF v = Input::Load(xp);
       if (subtract) v = hn::Sub(v, zp);
       StoreAsOutput<kOut>(DequantizedProduct(v, s), destination);
     };
-    auto body = [&](const XT* xp, const float* sp, const float* zpp, YT* destination) QDQ_HOT_LAMBDA {
+    auto body = [&](const XT* xp, const float* sp, const float* zpp, YT* destination) HWY_ATTR {
       compute(xp, sp ? hn::LoadU(df, sp) : scale_constant, zpp ? hn::LoadU(df, zpp) : zp_constant, destination);
     };
     size_t i = 0;
@@ -2591,7 +2594,7 @@ void FakeQuantUniformBlock(const Context& c, const exec::Run& run, uint64_t offs
                            float* out, uint8_t* mask) {
   const size_t N = hn::Lanes(DF());
   const size_t whole = k - k % N;
-  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) QDQ_HOT_LAMBDA {
+  const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
     FakeQuantStretch<Output, kX>(c, o, block, x + i, count, zp_constant, bounds_constant, out + i,
                                  mask != nullptr ? mask + i : nullptr);
   });
@@ -2635,7 +2638,7 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
     float* out = in_place ? static_cast<float*>(y) + y_at : staged;
     // The divisor in the division precision; DequantizeLinear multiplies by the scale as it is.
     auto compute = [&](const XT* xp, VF s, bool, VF zp, const typename Output::Bounds& bounds, float* destination,
-                       size_t i) QDQ_HOT_LAMBDA {
+                       size_t i) HWY_ATTR {
       VF xv = XInput<kX>::Load(xp);
       if (round_x) xv = RoundToPrecision(precision, xv);
       const VF divisor = round_scale ? RoundToPrecision(precision, s) : s;
