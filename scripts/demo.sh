@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds qdq and runs its main job: `qdq demo` on the embedded default tensor.
-# The build directory `build` belongs to this script (test.sh uses its own), so the README's
-# commands work in either order.
+# The build directory `build` is shared with test.sh's Release suite; each script configures it
+# with every option it relies on, and none of them changes how the library compiles, so the
+# README's commands work in either order and the second compiles only what the first did not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
