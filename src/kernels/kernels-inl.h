@@ -65,8 +65,20 @@ using VU = hn::Vec<DU>;
 // call site of every instantiation, and compile time is CI's budget (QuantizeUniform's two
 // lambdas made kernels_quantize_sub_byte.cpp take 228 s to compile instead of 189; the same on
 // QuantizeRun's and the dequantize loops' lambdas, which measured no faster, 254 s).
+// Sanitizer builds (the test suites' ASan/UBSan, fuzzing and TSan builds) leave the choice to
+// the compiler: they test what the code does, not how fast, and instrumented copies of these
+// bodies made one translation unit take over 18 minutes and 5 GB at -O1 under ASan.
 #ifndef QDQ_HOT_LAMBDA
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define QDQ_SANITIZED_BUILD 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(QDQ_SANITIZED_BUILD)
+#define QDQ_HOT_LAMBDA HWY_ATTR
+#else
 #define QDQ_HOT_LAMBDA HWY_ATTR __attribute__((always_inline))
+#endif
 #endif
 
 constexpr size_t kBlock = 1024;
