@@ -84,6 +84,9 @@ struct DynamicGroups {
   // inner], slab s the rows of block s % blocks of outer index s / blocks (block rows each, the
   // last block of an outer index possibly fewer), and group s * inner + c the slab's column c.
   uint64_t inner = 0, axis_dim = 0, block = 0, blocks = 0;
+  // All of y's bytes (every task's): large outputs are written with non-temporal stores where
+  // the loops fill whole lines (the quantize kernels' kStreamingOutputBytes rule).
+  uint64_t y_bytes = 0;
   // Groups [first, last) that the loops leave to the general path (a batch the vector finish
   // does not decide: a NaN, an all-zero or infinite range; a range's last groups short of a
   // batch; a slab's columns past its last whole strip): they are reduced, finished and quantized

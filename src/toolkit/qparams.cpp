@@ -782,6 +782,7 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   d.y_type = &q;
   d.y = y.data;
   d.y_layout = y.layout;
+  d.y_bytes = storage_bytes(q.type, plan.value().element_count, y.layout);
   d.scales = scale.data;
   // Float codes' zero points are the +0 codes written above.
   d.zero_points = zero_point != nullptr && q.is_integer() ? zero_point->data : nullptr;
