@@ -387,7 +387,8 @@ void QuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
   // that fills the line streams each row's line whole. Stored directly, each part waits for its
   // line to be read for ownership (the rows are 4 KiB or more apart) and the line is written back
   // later: int8 blocks of 32 along the first axis of [4096, 4096] ran at 0.62 of plain Q's speed
-  // (which streams its y), 0.77-0.86 with whole lines (Zen 3). Smaller outputs keep direct
+  // (which streams its y), 0.67-0.86 with whole lines across runs (Zen 3, 2 threads; the Python
+  // door's timings moved more between processes than the change). Smaller outputs keep direct
   // stores: packed int4 at 16M (8 MiB) ran 6.1-6.3 ms so, 6.7-6.9 with lines held and stored
   // whole, 5.9-6.2 with them streamed. An output whose rows do not start on lines (a numpy array
   // passed as out= starts 16 bytes into one) keeps them too; the Python module's own outputs
