@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -508,7 +508,7 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
 // written whole with non-temporal stores (kernels/dynamic.cpp). NaNs send some strips to the
 // fallback, which ends a line's holding early (the held bytes are stored, and the line's later
 // strips store theirs directly). 8-bit codes, both 4-bit layouts and packed 2-bit codes (two,
-// four and eight strips per line), on every target.
+// four and eight strips per line), on AVX2 and the default target.
 TEST_F(ToolkitTargets, DynamicSlabsWithALargeAlignedOutputEqualQparamsThenQuantize) {
   struct Case {
     ElementType type, x_type;

@@ -394,7 +394,6 @@ void QuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
   // passed as out= starts 16 bytes into one) keeps them too; the Python module's own outputs
   // start on lines.
   constexpr uint64_t kPendingRows = 128;
-  constexpr uint64_t kLine = 64;
   const uint64_t code_bits = packed ? kBits : 8;
   const uint64_t strip_bytes = width * code_bits / 8;
   const bool stream_lines = K == 4 && d.y_bytes >= kStreamingOutputBytes && inner * code_bits % (8 * kLine) == 0 &&
@@ -476,13 +475,7 @@ void QuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
             _mm256_store_si256(reinterpret_cast<__m256i*>(codes), bytes);
             PackCodeBytes<kBits>(codes, width, to);
           }
-          if (completes_lines) {
-            const uint8_t* const line = pending + r * kLine;
-            uint8_t* const y_line = (packed ? packed_row : y_row) - pending_bytes;
-            _mm256_stream_si256(reinterpret_cast<__m256i*>(y_line), _mm256_load_si256(reinterpret_cast<const __m256i*>(line)));
-            _mm256_stream_si256(reinterpret_cast<__m256i*>(y_line + 32),
-                                _mm256_load_si256(reinterpret_cast<const __m256i*>(line + 32)));
-          }
+          if (completes_lines) StreamLine(pending + r * kLine, (packed ? packed_row : y_row) - pending_bytes);
         } else
 #endif
         {

@@ -789,6 +789,16 @@ constexpr uint64_t kStreamingOutputBytes = uint64_t{16} << 20;
 // the machines measured), and smaller ones gain nothing from the extra requests.
 constexpr uint64_t kPrefetchedXBytes = uint64_t{4} << 20;
 
+// A cache line's bytes: the unit streamed outputs are written in.
+constexpr size_t kLine = 64;
+
+// The kLine bytes at `source` to the line at `line` (line-aligned) with non-temporal stores.
+HWY_INLINE void StreamLine(const uint8_t* source, uint8_t* line) {
+  const hn::ScalableTag<uint8_t> d8;
+  const size_t N = hn::Lanes(d8);
+  for (size_t j = 0; j < kLine; j += N) hn::Stream(hn::LoadU(d8, source + j), d8, line + j);
+}
+
 // One task's streamed output, written block by block from local buffers. Whole 64-byte lines go
 // out with non-temporal stores. A block seldom ends on a line boundary (numpy's buffers start 16
 // bytes into one), so the partial line at its end is held here and completed by the next write
@@ -846,14 +856,6 @@ class StreamWriter {
   }
 
  private:
-  static constexpr size_t kLine = 64;
-
-  static void StreamLine(const uint8_t* source, uint8_t* line) {
-    const hn::ScalableTag<uint8_t> d8;
-    const size_t N = hn::Lanes(d8);
-    for (size_t j = 0; j < kLine; j += N) hn::Stream(hn::LoadU(d8, source + j), d8, line + j);
-  }
-
   HWY_ALIGN uint8_t pending_[kLine];  // bytes [begin_, end_) of the line at line_
   uint8_t* line_ = nullptr;           // the pending line's address (line-aligned), or null
   size_t begin_ = 0, end_ = 0;
