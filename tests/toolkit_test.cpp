@@ -505,15 +505,17 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
 
 // Slabs whose y is large enough to be streamed (16 MiB or more) and starts on a cache line, as
 // the Python module's outputs do: on AVX2 the strips of each row's line are held and the line is
-// written whole with non-temporal stores (kernels/dynamic.cpp). NaNs send some strips to the
-// fallback, which ends a line's holding early (the held bytes are stored, and the line's later
-// strips store theirs directly). 8-bit codes, both 4-bit layouts and packed 2-bit codes (two,
-// four and eight strips per line), on AVX2 and the default target.
+// written whole with non-temporal stores (kernels/dynamic.cpp). NaNs and infinities send some
+// strips to the fallback, which ends a line's holding early (the held bytes are stored, and the
+// line's later strips store theirs directly). 8-bit codes, both 4-bit layouts and packed 2-bit codes (two,
+// four and eight strips per line), integer codes with min-max scales and float8 / float4 codes
+// with MX scales, on AVX2 and the default target.
 TEST_F(ToolkitTargets, DynamicSlabsWithALargeAlignedOutputEqualQparamsThenQuantize) {
   struct Case {
     ElementType type, x_type;
     SubByteLayout layout;
     std::vector<int64_t> shape;
+    ScaleMethod method = ScaleMethod::kMinMax;
   };
   using E = ElementType;
   const Case cases[] = {
@@ -521,6 +523,11 @@ TEST_F(ToolkitTargets, DynamicSlabsWithALargeAlignedOutputEqualQparamsThenQuanti
       {E::kUint4, E::kBfloat16, SubByteLayout::kOneCodePerByte, {4096, 4096}},
       {E::kInt4, E::kBfloat16, SubByteLayout::kPacked, {8192, 4096}},
       {E::kUint2, E::kFloat16, SubByteLayout::kPacked, {16384, 4096}},
+      // MX: float8 codes with e8m0 scales, and float4 codes in both layouts.
+      {E::kFloat8E4M3FN, E::kFloat32, SubByteLayout::kPacked, {4096, 4096}, ScaleMethod::kMxFloor},
+      {E::kFloat8E5M2, E::kBfloat16, SubByteLayout::kPacked, {4096, 4096}, ScaleMethod::kMxRceil},
+      {E::kFloat4E2M1, E::kFloat16, SubByteLayout::kOneCodePerByte, {4096, 4096}, ScaleMethod::kMxEven},
+      {E::kFloat4E2M1, E::kFloat32, SubByteLayout::kPacked, {8192, 4096}, ScaleMethod::kMxCeil},
   };
   struct FreeAligned {
     void operator()(void* p) const { std::free(p); }
@@ -552,13 +559,17 @@ TEST_F(ToolkitTargets, DynamicSlabsWithALargeAlignedOutputEqualQparamsThenQuanti
       }
     }
     std::uniform_int_distribution<uint64_t> nan_at(0, n - 1);
-    for (int k = 0; k < 200; ++k) {  // 200 strips (of 32 columns) to the fallback, anywhere in a line
-      const uint32_t nan = c.x_type == E::kFloat32 ? 0x7FC00000u : c.x_type == E::kBfloat16 ? 0x7FC0u : 0x7E00u;
-      codec::store_code(x.get(), xt, nan_at(rng), nan);
-    }
+    // 300 strips (of 32 columns) to the fallback, anywhere in a line: 200 NaNs, 100 infinities.
+    const uint32_t nan = c.x_type == E::kFloat32 ? 0x7FC00000u : c.x_type == E::kBfloat16 ? 0x7FC0u : 0x7E00u;
+    const uint32_t inf = c.x_type == E::kFloat32 ? 0x7F800000u : c.x_type == E::kBfloat16 ? 0x7F80u : 0x7C00u;
+    const uint32_t sign = 1u << (xt.bits - 1);
+    for (int k = 0; k < 300; ++k) codec::store_code(x.get(), xt, nan_at(rng), k < 200 ? nan : k % 2 ? inf : inf | sign);
+    const bool mx = c.method != ScaleMethod::kMinMax;
+    const E scale_type = mx ? E::kFloat8E8M0 : E::kFloat32;
     QparamsOptions o;
     o.quantized_type = c.type;
-    o.method = ScaleMethod::kMinMax;
+    o.scale_type = scale_type;
+    o.method = c.method;
     o.granularity = Granularity::kBlocked;
     o.axis = 0;
     o.block_size = 32;
@@ -567,16 +578,18 @@ TEST_F(ToolkitTargets, DynamicSlabsWithALargeAlignedOutputEqualQparamsThenQuanti
     const uint64_t y_bytes = storage_bytes(c.type, n, c.layout);
     ASSERT_GE(y_bytes, uint64_t{16} << 20);
     auto y = aligned(y_bytes), want_y = aligned(y_bytes);
-    std::vector<uint8_t> scale(groups * 4), want_scale(groups * 4), zp(groups), want_zp(groups);
+    const uint64_t scale_bytes = groups * info(scale_type).bytes_per_element();
+    std::vector<uint8_t> scale(scale_bytes), want_scale(scale_bytes), zp(groups), want_zp(groups);
     const TensorView xv{c.x_type, c.shape, x.get()};
-    const TensorView want_sv{E::kFloat32, qshape, want_scale.data()};
+    const TensorView want_sv{scale_type, qshape, want_scale.data()};
     const TensorView want_zpv{c.type, qshape, want_zp.data(), c.layout};
     MutableTensorView zv{c.type, qshape, zp.data(), c.layout}, want_zv{c.type, qshape, want_zp.data(), c.layout};
-    ASSERT_TRUE(compute_qparams(xv, o, {E::kFloat32, qshape, want_scale.data()}, &want_zv).ok());
+    ASSERT_TRUE(compute_qparams(xv, o, {scale_type, qshape, want_scale.data()}, mx ? nullptr : &want_zv).ok());
     QuantizeLinearAttributes a;
     a.axis = 0;
     a.block_size = 32;
-    ASSERT_TRUE(quantize_linear(xv, want_sv, &want_zpv, a, {c.type, c.shape, want_y.get(), c.layout}).ok());
+    if (mx) a.output_dtype = static_cast<int64_t>(c.type);
+    ASSERT_TRUE(quantize_linear(xv, want_sv, mx ? nullptr : &want_zpv, a, {c.type, c.shape, want_y.get(), c.layout}).ok());
     for (int64_t target : kernels::supported_targets()) {
       // The held lines are AVX2's (the other targets' slab loops store each strip, as the test
       // above checks); the default target runs too, whatever it is.
@@ -585,7 +598,9 @@ TEST_F(ToolkitTargets, DynamicSlabsWithALargeAlignedOutputEqualQparamsThenQuanti
       const std::string where = kernels::target_name(target) + " " + std::string(name(c.type)) +
                                 (c.layout == SubByteLayout::kPacked ? "" : " one code per byte") + ": ";
       std::memset(y.get(), 0xA5, y_bytes);
-      ASSERT_TRUE(dynamic_quantize(xv, o, {c.type, c.shape, y.get(), c.layout}, {E::kFloat32, qshape, scale.data()}, &zv).ok())
+      ASSERT_TRUE(
+          dynamic_quantize(xv, o, {c.type, c.shape, y.get(), c.layout}, {scale_type, qshape, scale.data()}, mx ? nullptr : &zv)
+              .ok())
           << where;
       EXPECT_EQ(scale, want_scale) << where;
       EXPECT_EQ(zp, want_zp) << where;

@@ -310,6 +310,27 @@ HWY_INLINE void PackCodeBytes(const uint8_t* codes, size_t count, uint8_t* out) 
 constexpr size_t kStripVectors = HWY_MAX_BYTES == 32 ? 4 : 2;
 constexpr size_t kSlabAheadBytes = 1024;
 
+#if HWY_TARGET == HWY_AVX2
+// A large y goes out in whole 64-byte lines with non-temporal stores, as the quantize kernels'
+// does: a strip's row of codes (32 bytes of 8-bit codes, 16 of packed 4-bit, 8 of packed 2-bit)
+// is part of a line, so the strips of a line keep their rows' bytes (a block of at most
+// kPendingRows rows) and the one that fills the line streams each row's line whole. Stored
+// directly, each part waits for its line to be read for ownership (the rows are 4 KiB or more
+// apart) and the line is written back later: int8 blocks of 32 along the first axis of
+// [4096, 4096] ran at 0.62 of plain Q's speed (which streams its y), 0.67-0.86 with whole lines
+// across runs (Zen 3, 2 threads; the Python door's timings moved more between processes than the
+// change). Smaller outputs keep direct stores: packed int4 at 16M (8 MiB) ran 6.1-6.3 ms so,
+// 6.7-6.9 with lines held and stored whole, 5.9-6.2 with them streamed. An output whose rows do
+// not start on lines (a numpy array passed as out= starts 16 bytes into one) keeps them too; the
+// Python module's own outputs start on lines.
+constexpr uint64_t kPendingRows = 128;
+HWY_INLINE bool SlabsStreamLines(const DynamicGroups& d) {
+  const uint64_t code_bits = d.y_type->bits < 8 && d.y_layout == SubByteLayout::kPacked ? d.y_type->bits : 8;
+  return kStripVectors == 4 && d.y_bytes >= kStreamingOutputBytes && d.inner * code_bits % (8 * kLine) == 0 &&
+         reinterpret_cast<uintptr_t>(d.y) % kLine == 0 && d.block <= kPendingRows;
+}
+#endif
+
 template <class Output, ElementType kX>
 void QuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
   using T = typename XInput<kX>::T;
@@ -381,23 +402,9 @@ void QuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
   };
   HWY_ALIGN uint8_t codes[K * HWY_MAX_BYTES / 4];  // a packed row's codes, one per byte
 #if HWY_TARGET == HWY_AVX2
-  // A large y goes out in whole 64-byte lines with non-temporal stores, as the quantize kernels'
-  // does: a strip's row of codes (32 bytes of 8-bit codes, 16 of packed 4-bit, 8 of packed 2-bit)
-  // is part of a line, so the strips of a line keep their rows' bytes in `pending` and the one
-  // that fills the line streams each row's line whole. Stored directly, each part waits for its
-  // line to be read for ownership (the rows are 4 KiB or more apart) and the line is written back
-  // later: int8 blocks of 32 along the first axis of [4096, 4096] ran at 0.62 of plain Q's speed
-  // (which streams its y), 0.67-0.86 with whole lines across runs (Zen 3, 2 threads; the Python
-  // door's timings moved more between processes than the change). Smaller outputs keep direct
-  // stores: packed int4 at 16M (8 MiB) ran 6.1-6.3 ms so, 6.7-6.9 with lines held and stored
-  // whole, 5.9-6.2 with them streamed. An output whose rows do not start on lines (a numpy array
-  // passed as out= starts 16 bytes into one) keeps them too; the Python module's own outputs
-  // start on lines.
-  constexpr uint64_t kPendingRows = 128;
   const uint64_t code_bits = packed ? kBits : 8;
   const uint64_t strip_bytes = width * code_bits / 8;
-  const bool stream_lines = K == 4 && d.y_bytes >= kStreamingOutputBytes && inner * code_bits % (8 * kLine) == 0 &&
-                            reinterpret_cast<uintptr_t>(y_data) % kLine == 0 && d.block <= kPendingRows;
+  const bool stream_lines = SlabsStreamLines(d);
   HWY_ALIGN uint8_t pending[kPendingRows * kLine];
   uint64_t pending_bytes = 0;   // bytes of each row's line held in `pending`, from the line's start
   uint64_t pending_element = 0, pending_rows = 0;  // the line's first strip: its first element, rows
@@ -597,22 +604,31 @@ void DynamicQuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last
   d.fallback(d.fallback_context, first, last);
 }
 
-uint64_t DynamicSlabStrip() {
+// Integer codes take the strips wherever a slab's rows hold a strip. Float8 and float4 codes (MX
+// scales) take them only where their lines stream. With direct stores, float8 codes ran slower
+// than through the slab path (reduce the slab's columns, then the quantize kernel over its rows)
+// for rows of 4000 to 4064 elements (Zen 3, 16M float32 to float8e4m3fn, MX blocks of 32 along the
+// first axis: 9.4-9.6 against 6.2-6.4 ms) and no faster for 4096. Streamed, [4096, 4096] went
+// from 0.71-0.72 of plain Q's speed to 0.79-0.85, rows of 4032 stayed at 0.72-0.76, and float4
+// codes one per byte from 0.70-0.72 to 0.75-0.82 (packed ones at [8192, 4096]: unchanged).
+bool DynamicSlabsTake(const DynamicGroups& d) {
 #if QDQ_HAVE_FOLD_EACH
-  return kStripVectors * hn::Lanes(DF());
-#else
-  return 0;
+  if (d.inner < kStripVectors * hn::Lanes(DF())) return false;
+  if (is_integer_finish(d.finish.kind)) return WithOutput(d, []<class Output>() {});
+#if HWY_TARGET == HWY_AVX2
+  if (is_mx_finish(d.finish.kind)) return SlabsStreamLines(d);
 #endif
+#endif
+  (void)d;
+  return false;
 }
 
 void DynamicQuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
   const CleanUpperStateOnReturn clean_upper_state;
 #if QDQ_HAVE_FOLD_EACH
-  // (WithOutput also visits the MX outputs, for which this loop has no instance: the kind check
-  // keeps them out.)
-  if (is_integer_finish(d.finish.kind) && d.inner >= DynamicSlabStrip() &&
-      WithOutput(d, [&]<class Output>() HWY_ATTR {
-        if constexpr (Output::kIsInteger) QuantizeSlabsOfX<Output>(d, first, last);
+  // Only the AVX2 target has instances for float codes (DynamicSlabsTake admits them there alone).
+  if (DynamicSlabsTake(d) && WithOutput(d, [&]<class Output>() HWY_ATTR {
+        if constexpr (Output::kIsInteger || HWY_TARGET == HWY_AVX2) QuantizeSlabsOfX<Output>(d, first, last);
       })) {
     return;
   }
@@ -629,7 +645,7 @@ namespace qdq::kernels {
 
 HWY_EXPORT(DynamicGroupsFit);
 HWY_EXPORT(DynamicQuantizeGroups);
-HWY_EXPORT(DynamicSlabStrip);
+HWY_EXPORT(DynamicSlabsTake);
 HWY_EXPORT(DynamicQuantizeSlabs);
 
 bool dynamic_groups_fit(uint64_t group) { return HWY_DYNAMIC_DISPATCH(DynamicGroupsFit)(group); }
@@ -638,7 +654,7 @@ void dynamic_quantize_groups(const DynamicGroups& d, uint64_t first, uint64_t la
   HWY_DYNAMIC_DISPATCH(DynamicQuantizeGroups)(d, first, last);
 }
 
-uint64_t dynamic_slab_strip() { return HWY_DYNAMIC_DISPATCH(DynamicSlabStrip)(); }
+bool dynamic_slabs_take(const DynamicGroups& d) { return HWY_DYNAMIC_DISPATCH(DynamicSlabsTake)(d); }
 
 void dynamic_quantize_slabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
   HWY_DYNAMIC_DISPATCH(DynamicQuantizeSlabs)(d, first, last);

@@ -104,14 +104,14 @@ bool dynamic_groups_fit(uint64_t group);
 // whole bytes).
 void dynamic_quantize_groups(const DynamicGroups& d, uint64_t first, uint64_t last);
 
-// dynamic_quantize_slabs' strip: the columns it reduces and divides together on the target
-// dispatch picks (0: no such loop there). Slabs narrower than a strip go to the fallback.
-uint64_t dynamic_slab_strip();
+// Whether dynamic_quantize_slabs runs d's slabs in its strips on the target dispatch picks (false:
+// it would send them all to the fallback, so the caller's own slab path is better). d's geometry,
+// codes, finish, y and y_bytes must be set.
+bool dynamic_slabs_take(const DynamicGroups& d);
 
 // Slabs [first, last) of d, d.group unused (packed y: inner a multiple of 8; packed zero points:
-// of the codes per byte),
-// integer codes only (the integer finish kinds; others go to the fallback). Blocks along a
-// non-last axis, each slab in strips of columns whose vectors are batches of groups as they
+// of the codes per byte), for the d dynamic_slabs_take admits (others go to the fallback). Blocks
+// along a non-last axis, each slab in strips of columns whose vectors are batches of groups as they
 // stand, the next strip reduced between this strip's divisions.
 void dynamic_quantize_slabs(const DynamicGroups& d, uint64_t first, uint64_t last);
 

@@ -757,7 +757,7 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   // float4 codes with MX scales: loops that reduce the next groups between the current groups'
   // divisions, the scales and zero points going from the vector finish's registers to the
   // divisions (kernels::dynamic_quantize_groups for short whole groups; dynamic_quantize_slabs
-  // for slabs, integer codes only). What they leave to the general path (a NaN, an all-zero or infinite range, each
+  // for slabs). What they leave to the general path (a NaN, an all-zero or infinite range, each
   // task's last groups, a slab's last columns) comes back through their fallback, which does what
   // the general path below does for those groups.
   const kernels::FinishConstants constants = vector_finish(r);
@@ -799,15 +799,11 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
     };
     const uint64_t tasks = exec::task_count(execution.parallel_for, slabs, std::max<uint64_t>(1, kMinElementsPerTask / slab_elements));
     const uint64_t size = (slabs + tasks - 1) / tasks;
-    const uint64_t strip = kernels::dynamic_slab_strip();
-    // Integer codes only: float8 codes through the strips ran slower than through the slab path
-    // below for rows of 4000 to 4064 elements (Zen 3, 16M float32 to float8e4m3fn, MX blocks of 32
-    // along the first axis: 9.4-9.6 against 6.2-6.4 ms) and no faster for 4096.
-    if (loop_codes && q.is_integer() && strip != 0 && g.inner >= strip) {
-      d.inner = g.inner;
-      d.axis_dim = g.axis_dim;
-      d.block = g.block;
-      d.blocks = g.blocks;
+    d.inner = g.inner;
+    d.axis_dim = g.axis_dim;
+    d.block = g.block;
+    d.blocks = g.blocks;
+    if (loop_codes && kernels::dynamic_slabs_take(d)) {
       // Groups of one slab or more: slab by slab, each slab's columns [c0, c1) reduced, finished,
       // then quantized row by row.
       d.fallback = [](void* context, uint64_t first, uint64_t last) {
