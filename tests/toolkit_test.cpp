@@ -507,9 +507,9 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
 // the Python module's outputs do: on AVX2 the strips of each row's line are held and the line is
 // written whole with non-temporal stores (kernels/dynamic.cpp). NaNs and infinities send some
 // strips to the fallback, which ends a line's holding early (the held bytes are stored, and the
-// line's later strips store theirs directly). 8-bit codes, both 4-bit layouts and packed 2-bit codes (two,
-// four and eight strips per line), integer codes with min-max scales and float8 / float4 codes
-// with MX scales, on AVX2 and the default target.
+// line's later strips store theirs directly). 8-bit codes, both 4-bit layouts and packed 2-bit
+// codes (two, four and eight strips per line), integer codes with min-max scales and float8 /
+// float4 codes with MX scales, on AVX2 and the default target.
 TEST_F(ToolkitTargets, DynamicSlabsWithALargeAlignedOutputEqualQparamsThenQuantize) {
   struct Case {
     ElementType type, x_type;
