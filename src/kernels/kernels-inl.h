@@ -2052,7 +2052,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
 // --- Dequantize -----------------------------------------------------------------------------
 
 // x loaders for dequantize: codes straight from storage (8 and 16 bits) or, for 4- and 2-bit
-// codes, from a block staged one value per byte (StageSubByteCodes), as float32 values.
+// codes, from a block staged one value per byte (IntegerInput::Stage), as float32 values.
 template <int kBits, bool kSigned>
 struct IntegerInput {
   static constexpr bool kSignedCodes = kSigned;
