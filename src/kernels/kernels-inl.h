@@ -2073,10 +2073,12 @@ struct IntegerInput {
   // (uint8 6.0 -> 5.2 with ConvertedOperand::HoldsOnlyFinite).
   static HWY_INLINE const T* Stage(const Context& c, uint64_t x_at, size_t k, uint8_t* staging) {
     static_assert(kBits < 8);
+    constexpr uint8_t kCodeMask = (1u << kBits) - 1;  // 0b1111 (4-bit), 0b11 (2-bit)
+    constexpr uint8_t kSignBit = 1u << (kBits - 1);   // 0b1000, 0b10
     const hn::ScalableTag<uint8_t> d8;
     const size_t n = hn::Lanes(d8);
-    const auto mask = hn::Set(d8, static_cast<uint8_t>((1u << kBits) - 1));
-    const auto sign = hn::Set(d8, static_cast<uint8_t>(1u << (kBits - 1)));
+    const auto mask = hn::Set(d8, kCodeMask);
+    const auto sign = hn::Set(d8, kSignBit);
     const uint8_t* source = static_cast<const uint8_t*>(c.x_data) + x_at;
     if (c.x_layout == SubByteLayout::kPacked) {
       Unpack(*c.x, c.x_data, x_at, k, staging);  // codes in [0, 2^kBits)
@@ -2089,10 +2091,9 @@ struct IntegerInput {
       if constexpr (kSigned) v = hn::Sub(hn::Xor(v, sign), sign);
       hn::StoreU(v, d8, staging + i);
     }
-    constexpr unsigned kSign = 1u << (kBits - 1);
     for (; i < k; ++i) {
-      const unsigned code = source[i] & ((1u << kBits) - 1);
-      staging[i] = static_cast<uint8_t>(kSigned ? (code ^ kSign) - kSign : code);
+      const unsigned code = source[i] & kCodeMask;
+      staging[i] = static_cast<uint8_t>(kSigned ? (code ^ kSignBit) - kSignBit : code);
     }
     return reinterpret_cast<const T*>(staging);
   }
