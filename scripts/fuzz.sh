@@ -27,16 +27,11 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# -O1 with line tables only (the SIMD translation units at -O0, see fuzz/CMakeLists.txt). The
-# Highway targets compiled are SSE4 and AVX2 (AVX-512 too on a CPU that has it):
-# -march=x86-64-v2 -mpclmul -maes makes SSE4 the static baseline, so neither EMU128 nor SSSE3 is
-# compiled, which halves the build and the work per input. The fuzzer still compares every target
-# it has with the reference, at both vector widths (16 and 32 bytes); the Release suite tests
-# EMU128 and SSSE3 bit for bit.
-flags="-O1 -gline-tables-only -DNDEBUG -march=x86-64-v2 -mpclmul -maes"
-if ! grep -qw avx512f /proc/cpuinfo; then
-  flags+=" -DHWY_DISABLED_TARGETS=0x180"  # HWY_AVX3 | HWY_AVX3_DL (hwy/detect_targets.h)
-fi
+# -O1 with line tables only (the SIMD translation units at -O0, see fuzz/CMakeLists.txt), and the
+# Highway targets of scripts/sanitizer-targets.sh: SSE4 and AVX2 on an AVX2 machine, which halves
+# the build and the work per input. The fuzzer still compares every target it has with the
+# reference, at both vector widths (16 and 32 bytes).
+flags="-O1 -gline-tables-only -DNDEBUG $(bash scripts/sanitizer-targets.sh)"
 build=build-fuzz
 start=$SECONDS
 CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$flags" \
