@@ -306,6 +306,49 @@ HWY_INLINE VI LoadWide(const T* p) {
   return hn::PromoteTo(di, hn::LoadU(dn, p));
 }
 
+#ifdef QDQ_F16C
+// float8 codes whose every finite value and infinity a float16 holds with its exponent field moved
+// by a constant: e4m3fn and e4m3fnuz (4 exponent bits) and e5m2 (float16's own exponent). Not
+// e5m2fnuz, whose top binade (exponent 31) is float16's infinities and NaNs.
+template <const Format& F>
+constexpr bool kDecodesThroughFloat16 =
+    F.sign_shift() == 7 &&
+    ((F.exponent_bits == 4 && F.nan_style != NanStyle::kIeee && F.bias <= kFloat16Format.bias) ||
+     (F.exponent_bits == 5 && F.nan_style == NanStyle::kIeee && F.bias == kFloat16Format.bias));
+
+// A vector of float8 codes decoded as Decode<F> does, through the CPU's float16 conversion: the
+// magnitude bits placed at float16's exponent and mantissa fields, eeee.mmm -> 0eeee.mmm0000000
+// (e4m3) or eeeee.mm -> eeeee.mm00000000 (e5m2), read as a float16, then scaled by
+// 2^(15 - bias). The float16 has float8's exponent field, so subnormal codes are float16
+// subnormals of the same significand: the scaling is exact for both, and the conversion reads
+// float16 subnormals whatever MXCSR says. NaN codes become float16's quiet NaN 0x7E00 with the
+// code's sign, which widens to float32's 0x7FC0'0000 (Decode's NaN); infinities (e5m2) are
+// float16's own. 16-bit lanes throughout, half a register per vector of results.
+template <const Format& F>
+HWY_INLINE VF DecodeThroughFloat16(const uint8_t* p) {
+  static_assert(kDecodesThroughFloat16<F>);
+  const hn::Rebind<int16_t, DF> d16;
+  const hn::Rebind<uint8_t, DF> d8;
+  constexpr int shift = 10 - F.mantissa_bits;  // float8 mantissa to float16's top mantissa bits
+  const auto code = hn::PromoteTo(d16, hn::LoadU(d8, p));
+  const auto magnitude = hn::And(code, hn::Set(d16, int16_t{0x7F}));
+  const auto sign = hn::ShiftLeft<8>(hn::And(code, hn::Set(d16, int16_t{0x80})));  // bit 7 -> 15
+  hn::Mask<decltype(d16)> nan;
+  if constexpr (F.nan_style == NanStyle::kAllOnes) {  // e4m3fn: S.1111.111
+    nan = hn::Eq(magnitude, hn::Set(d16, int16_t{0x7F}));
+  } else if constexpr (F.nan_style == NanStyle::kNegativeZero) {  // fnuz: 1.0000.000 only
+    nan = hn::Eq(code, hn::Set(d16, int16_t{0x80}));
+  } else {  // IEEE-style e5m2: S.11111.mm with mm != 0 (S.11111.00 is infinity)
+    static_assert(F.nan_style == NanStyle::kIeee);
+    nan = hn::Gt(magnitude, hn::Set(d16, int16_t{0x7C}));
+  }
+  const auto half = hn::Or(sign, hn::IfThenElse(nan, hn::Set(d16, int16_t{0x7E00}), hn::ShiftLeft<shift>(magnitude)));
+  const VF value = FromHalf(half.raw);
+  if constexpr (F.bias == kFloat16Format.bias) return value;
+  return hn::Mul(value, hn::Set(DF(), exp2f_exact(kFloat16Format.bias - F.bias)));
+}
+#endif
+
 // x loaders: full vectors of float32 values straight from x's storage (exact conversions; int32
 // rounds to nearest even as the reference).
 template <ElementType kX>
@@ -2076,7 +2119,7 @@ struct IntegerInput {
   static constexpr bool kSignedCodes = kSigned;
   static constexpr bool kPacked = kBits < 8;
   static constexpr bool kSubtractsZeroPoint = true;
-  static constexpr bool kFiniteValues = true;  // no code is NaN or infinite
+  static constexpr bool kOnlyDefaultNaNs = true;  // no code is NaN (see DequantizeUniform)
   // Sub-byte codes arrive staged as 8-bit values (sign-extended where signed), so every width
   // loads with one widening load (int8 loads sign-extend).
   using T = std::conditional_t<(kBits <= 8), std::conditional_t<kSigned, int8_t, uint8_t>,
@@ -2121,7 +2164,8 @@ template <const Format& F>
 struct FloatInput {
   static constexpr bool kPacked = F.sign_shift() + 1 < 8;
   static constexpr bool kSubtractsZeroPoint = false;  // float x: zero point required 0, not subtracted
-  static constexpr bool kFiniteValues = F.nan_style == NanStyle::kNone && !F.has_infinity;  // float4e2m1
+  // NaN codes load as float32's default quiet NaN with the code's sign (float4e2m1 has none).
+  static constexpr bool kOnlyDefaultNaNs = !F.widening_keeps_nan_payload;
   using T = uint8_t;
   // float4e2m1's block of codes one per byte: its own bytes (Load masks them), else unpacked.
   static HWY_INLINE const T* Stage(const Context& c, uint64_t x_at, size_t k, uint8_t* staging) {
@@ -2133,6 +2177,11 @@ struct FloatInput {
     if constexpr (F.exponent_bits == 2 && F.mantissa_bits == 1) {  // float4e2m1: its 16 values looked up
       return Float4E2M1LookedUp(hn::And(LoadWide(p), hn::Set(DI(), 15)));
     } else {
+#ifdef QDQ_F16C
+      // 16M codes to float32 per-axis-last, 2 threads (AVX2): e4m3fn 7.5-7.6 -> 5.6 ms, e5m2
+      // 7.9 -> 5.0-5.1, e4m3fnuz 7.5-7.6 -> 5.4-5.5.
+      if constexpr (kDecodesThroughFloat16<F>) return DecodeThroughFloat16<F>(p);
+#endif
       return Decode<F>(LoadWide(p));
     }
   }
@@ -2143,7 +2192,7 @@ template <ElementType kX>
 struct HalfFloatInput {
   static constexpr bool kPacked = false;
   static constexpr bool kSubtractsZeroPoint = true;
-  static constexpr bool kFiniteValues = false;
+  static constexpr bool kOnlyDefaultNaNs = false;  // NaN payloads are widened as they are
   using T = uint16_t;
   static HWY_INLINE VF Load(const T* p) { return XInput<kX>::Load(p); }
 };
@@ -2158,7 +2207,7 @@ template <bool kSigned>
 struct WordInput {
   static constexpr bool kPacked = false;
   static constexpr bool kSubtractsZeroPoint = true;
-  static constexpr bool kFiniteValues = true;
+  static constexpr bool kOnlyDefaultNaNs = true;  // no NaN
   using T = int32_t;
   static HWY_INLINE VF LoadMinus(const T* p, VI zero_point) {
     const DI di;
@@ -2268,9 +2317,14 @@ HWY_INLINE void DequantizeUniformProducts(const typename Input::T* x, size_t cou
 // Whole vectors [0, count) of x with one scale and zero point: the hot loop of per-tensor and
 // per-block plans. The scale's NaN test of DequantizedProduct is made once here: a NaN scale (the
 // only case where the product's NaN could differ) takes DequantizedProduct per vector. A finite
-// scale over x without NaN or infinite codes (integers, float4e2m1; zero points alike) gives no NaN
-// product, so bfloat16 outputs skip their NaN select (16M, 2 threads, per-axis on the first axis:
-// int4 -> bfloat16 1.88-1.91 -> 1.72 ms, int8 1.50-1.52 -> 1.30-1.37).
+// scale times x whose NaNs load as float32's default quiet NaN, 0x7FC0'0000 with a sign
+// (kOnlyDefaultNaNs: integers and float4e2m1 have none, float8 codes decode to it; zero points
+// alike), gives products whose NaNs are that NaN too: x's own, or the multiplication's for
+// inf x 0 (0xFFC0'0000). Its low 16 bits are zero, so bfloat16 outputs round it without their
+// NaN select: adding 0x7FFF carries out of none of them, and the top half is the NaN
+// Bfloat16Bits would write (16M, 2 threads, per-axis on the first axis: int4 -> bfloat16
+// 1.88-1.91 -> 1.72 ms, int8 1.50-1.52 -> 1.30-1.37; float8e4m3fn -> bfloat16 on AVX2 8.5-8.6 ->
+// 7.0-7.3, e5m2 7.6-7.7 -> 6.2-6.4).
 template <class Input, ElementType kOut, typename YT>
 HWY_INLINE void DequantizeUniform(const typename Input::T* x, size_t count, float scale, VF zp, bool subtract, YT* out) {
   const DF df;
@@ -2283,7 +2337,7 @@ HWY_INLINE void DequantizeUniform(const typename Input::T* x, size_t count, floa
     }
     return;
   }
-  if constexpr (kOut == ElementType::kBfloat16 && Input::kFiniteValues) {
+  if constexpr (kOut == ElementType::kBfloat16 && Input::kOnlyDefaultNaNs) {
     if (std::isfinite(scale)) return DequantizeUniformProducts<Input, kOut, false>(x, count, s, zp, subtract, out);
   }
   DequantizeUniformProducts<Input, kOut, true>(x, count, s, zp, subtract, out);
@@ -2484,13 +2538,13 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     } else {
       const float* sp = o.scale.values;
       const float* zpp = o.zero_point.values;
-      // bfloat16 outputs from x without NaN or infinite codes (integers, float4e2m1), every scale
-      // of the block finite: no NaN scale, so the product needs no DequantizedProduct select, and
-      // no product is NaN, so bfloat16 rounds without its NaN select (as DequantizeUniform). 16M
-      // per-axis-last, 2 threads: int8 -> bfloat16 1.61-1.64 -> 1.38-1.41 ms, int4 1.95-1.98 ->
-      // 1.70-1.78, float4e2m1 1.84 -> 1.67-1.71. (Other outputs and float8 x measured up to 25%
-      // slower this way, as the compiler laid the loops out, so they keep the loop below.)
-      if constexpr (kOut == ElementType::kBfloat16 && Input::kFiniteValues) {
+      // bfloat16 outputs from x whose NaNs are the default one (kOnlyDefaultNaNs), every scale of
+      // the block finite: no NaN scale, so the product needs no DequantizedProduct select, and
+      // bfloat16 rounds without its NaN select (as DequantizeUniform). 16M per-axis-last, 2
+      // threads: int8 -> bfloat16 1.61-1.64 -> 1.38-1.41 ms, int4 1.95-1.98 -> 1.70-1.78,
+      // float4e2m1 1.84 -> 1.67-1.71. (Other outputs measured up to 25% slower this way, as the
+      // compiler laid the loops out, so they keep the loop below.)
+      if constexpr (kOut == ElementType::kBfloat16 && Input::kOnlyDefaultNaNs) {
         const bool finite = sp == nullptr ? std::isfinite(o.scale.constant)
                                           : (c.converted_scale != nullptr && c.converted_scale->HoldsOnlyFinite(sp, AllFinite)) ||
                                                 AllFinite(sp, k);
