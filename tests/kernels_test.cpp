@@ -713,10 +713,13 @@ TEST(KernelsLookUp, EveryWidthOnEveryTargetMatchesAScalarLoop) {
         }
         for (int64_t target : kernels::supported_targets()) {
           kernels::force_target(target);
-          std::vector<uint8_t> y(y_bytes, 0xCD);
-          kernels::look_up_codes(x.data(), x_bytes, table, y_bits, y.data(), begin, end);
-          EXPECT_TRUE(y == expected) << "codes of " << x_bytes << " bytes to " << y_bits << "-bit results, [" << begin
-                                     << ", " << end << ") on " << kernels::target_name(target);
+          for (bool stream : {false, true}) {
+            std::vector<uint8_t> y(y_bytes, 0xCD);
+            kernels::look_up_codes(x.data(), x_bytes, table, y_bits, y.data(), begin, end, 8, stream);
+            EXPECT_TRUE(y == expected) << "codes of " << x_bytes << " bytes to " << y_bits << "-bit results, [" << begin
+                                       << ", " << end << ")" << (stream ? " streamed" : "") << " on "
+                                       << kernels::target_name(target);
+          }
         }
         kernels::force_target(0);
       }
@@ -742,12 +745,53 @@ TEST(KernelsLookUp, CodesDecidedByTheirLowBitsOnEveryTarget) {
       for (uint64_t i = begin; i < end; ++i) expected[i] = table[x[i]];
       for (int64_t target : kernels::supported_targets()) {
         kernels::force_target(target);
-        std::vector<uint16_t> y(n, 0xCDCD);
-        kernels::look_up_codes(x.data(), 1, table, 16, y.data(), begin, end, index_bits);
-        EXPECT_TRUE(y == expected) << index_bits << " index bits, [" << begin << ", " << end << ") on "
-                                   << kernels::target_name(target);
+        for (bool stream : {false, true}) {
+          std::vector<uint16_t> y(n, 0xCDCD);
+          kernels::look_up_codes(x.data(), 1, table, 16, y.data(), begin, end, index_bits, stream);
+          EXPECT_TRUE(y == expected) << index_bits << " index bits, [" << begin << ", " << end << ")"
+                                     << (stream ? " streamed" : "") << " on " << kernels::target_name(target);
+        }
       }
       kernels::force_target(0);
+    }
+  }
+}
+
+// Packed 4- and 2-bit codes to 16-bit results (look_up_packed_codes_to_halfwords): every byte value
+// of x, ranges of bytes that start and end off a vector and y at every halfword offset of a line,
+// with and without streaming, on every target, against a scalar unpacking. Only the range's
+// results are written. The 16 results are random (seed 93).
+TEST(KernelsLookUp, PackedCodesToHalfwordsOnEveryTarget) {
+  std::mt19937 random(93);
+  for (unsigned code_bits : {4u, 2u}) {
+    const unsigned per_byte = 8 / code_bits;
+    uint16_t code_results[16];
+    for (uint16_t& r : code_results) r = static_cast<uint16_t>(random());
+    const uint64_t n = 1000;  // bytes of x
+    std::vector<uint8_t> x(n);
+    for (uint64_t i = 0; i < n; ++i) x[i] = static_cast<uint8_t>(i * 37 + i / 256);
+    for (auto [begin, end] : {std::pair<uint64_t, uint64_t>{0, n}, {1, n - 1}, {3, 70}, {16, 17}, {8, 8}}) {
+      for (size_t offset : {0, 1, 2, 3, 5, 31}) {  // halfwords past a 64-byte boundary
+        std::vector<uint16_t> expected(n * per_byte + 64, 0xCDCD);
+        for (uint64_t i = begin; i < end; ++i) {
+          for (unsigned k = 0; k < per_byte; ++k) {
+            expected[offset + i * per_byte + k] = code_results[(x[i] >> (k * code_bits)) & ((1u << code_bits) - 1)];
+          }
+        }
+        for (int64_t target : kernels::supported_targets()) {
+          kernels::force_target(target);
+          for (bool stream : {false, true}) {
+            std::vector<uint16_t> buffer(expected.size() + 32, 0xCDCD);
+            const size_t start = (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64 / 2;  // on a line
+            kernels::look_up_packed_codes_to_halfwords(x.data(), code_bits, code_results, buffer.data() + start + offset,
+                                                       begin, end, stream);
+            EXPECT_TRUE(std::equal(expected.begin(), expected.end(), buffer.begin() + static_cast<ptrdiff_t>(start)))
+                << code_bits << "-bit codes, bytes [" << begin << ", " << end << "), y " << offset
+                << " halfwords into a line" << (stream ? " streamed" : "") << " on " << kernels::target_name(target);
+          }
+        }
+        kernels::force_target(0);
+      }
     }
   }
 }
@@ -1037,6 +1081,26 @@ TEST(KernelsStreaming, EveryOffsetInALineAndEveryTaskSplit) {
     const std::vector<uint8_t> expected = reference_bytes(plan.value());
     for (size_t offset : {0, 4, 20, 60}) {
       for (int threads : {1, 2, 3}) check_at(plan.value(), expected, offset, threads, "DQ uint8 -> float32 per-axis");
+    }
+  }
+  // Per-tensor DQ of 4- and 2-bit codes to 16-bit results runs by table (execute/by_table.cpp),
+  // whose lookups stream outputs this large from the first vector-aligned result: packed 4-bit by
+  // shuffles, packed 2-bit by words, 4-bit one per byte by shuffles. 16.8 MB each.
+  for (auto [x_type, x_layout, out] : {std::tuple{E::kInt4, SubByteLayout::kPacked, E::kBfloat16},
+                                       std::tuple{E::kUint2, SubByteLayout::kPacked, E::kFloat16},
+                                       std::tuple{E::kFloat4E2M1, SubByteLayout::kOneCodePerByte, E::kFloat16}}) {
+    const std::vector<int64_t> shape = {8'400'003};
+    const uint64_t per_byte = x_layout == SubByteLayout::kPacked ? 8 / info(x_type).bits : 1;
+    std::vector<uint8_t> x((count_of(shape) + per_byte - 1) / per_byte);
+    for (uint8_t& b : x) b = static_cast<uint8_t>(g());
+    const uint16_t scale = out == E::kFloat16 ? 0x2E66 : 0x3DCD;  // about 0.1
+    const Result<Plan> plan = plan_dequantize_linear({x_type, shape, x.data(), x_layout}, {out, {}, &scale}, nullptr);
+    ASSERT_TRUE(plan.ok());
+    const std::vector<uint8_t> expected = reference_bytes(plan.value());
+    const std::string what = "DQ " + std::string(name(x_type)) +
+                             (x_layout == SubByteLayout::kPacked ? " packed" : " one per byte") + " -> " + std::string(name(out));
+    for (size_t offset : {0, 1, 2, 6, 34}) {
+      for (int threads : {1, 2, 3}) check_at(plan.value(), expected, offset, threads, what);
     }
   }
   {  // Fake-quant with its mask: two streams per task, y and the mask at different offsets.

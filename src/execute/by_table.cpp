@@ -24,6 +24,7 @@
 #include "execute/runs.h"
 #include "kernels/kernels.h"
 #include "kernels/look_up.h"
+#include "kernels/prefetch.h"  // kStreamingOutputBytes
 
 namespace qdq::exec {
 namespace {
@@ -85,14 +86,14 @@ TableShape table_shape(const Plan& plan, SubByteLayout y_layout) {
     shape = {256, 1, static_cast<unsigned>(8 / x.bits)};
   } else if (x.bits <= 8 && (plan.output_type == ElementType::kBfloat16 ||
                              (plan.output_type == ElementType::kFloat16 &&
-                              ((x.bits == 8 && x.is_float()) || (x.bits < 8 && kernels::looks_up_in_vectors()))))) {
+                              ((x.bits == 8 && x.is_float()) || (x.bits < 8 && kernels::looks_up_low_bits_in_vectors()))))) {
     // float8 codes (a decode each) and 8-bit integers (4- and 2-bit ones one per byte) to
     // bfloat16 (a rounding on the bits each). float32 outputs stay in the kernel, which streams
     // large outputs past the cache and so runs as fast as the lookup (float8e4m3fn to float32,
-    // 16M: 6.9-7.7 ms against 8.0). 4- and 2-bit codes one per byte to float16 run at memory
-    // speed in the kernel too (float4e2m1 to float16, 16M: 0.98 ms against 1.23 by gather), so
-    // they take the table only where the lookup is one permute per 32 codes (their own bits
-    // decide the entry: index_bits).
+    // 16M: 6.9-7.7 ms against 8.0). 4- and 2-bit codes one per byte to float16 take the table
+    // where the lookup is a byte shuffle or a permute (their own bits decide the entry:
+    // index_bits): on AVX2 (2 threads) 64K int4 9.3 us against the kernel's 14.7, 16M 1.9 ms
+    // against 2.7, float4e2m1 25 -> 9.4 us and 4.3 -> 2.0 ms.
     shape = {256, 1, 1, static_cast<unsigned>(x.bits)};
   }
   return plan.element_count >= kMinElementsPerTableEntry * shape.entries * shape.elements ? shape : TableShape{};
@@ -105,6 +106,12 @@ struct Lookup {
   TableShape shape;
   unsigned y_bits;  // per table index
   unsigned y_bytes;  // per element (elements > 1 only)
+  bool stream;  // y is large enough to bypass the caches (look_up_codes' stream)
+  // Packed 4-bit x to 16-bit results where the target shuffles them (look_up_packed_codes_to_
+  // halfwords): the result of each code, read from element 0 of its byte's entry. Packed 2-bit x
+  // keeps the table's words, a byte's four results in one load (kernels/look_up.cpp says why).
+  bool packed_to_halfwords;
+  uint16_t code_results[16];
 };
 
 }  // namespace
@@ -135,18 +142,31 @@ bool execute_by_table(const Plan& plan, const MutableTensorView& y, const Parall
                 static_cast<uint8_t*>(y.data),
                 shape,
                 shape.elements > 1 ? 8 * table_entry_bytes : output_bits(plan.output_type, y.layout),
-                entry_bytes(plan.output_type)};
+                entry_bytes(plan.output_type),
+                storage_bytes(plan.output_type, plan.element_count, y.layout) >= kernels::kStreamingOutputBytes,
+                shape.elements == 2 && entry_bytes(plan.output_type) == 2 && kernels::looks_up_low_bits_in_vectors(),
+                {}};
+  if (lookup.packed_to_halfwords) {
+    for (unsigned c = 0; c < (1u << (8 / shape.elements)); ++c) {
+      std::memcpy(&lookup.code_results[c], lookup.table + c * table_entry_bytes, sizeof(uint16_t));
+    }
+  }
   run_ranges(
       plan.element_count, host,
       [](void* context, uint64_t begin, uint64_t end) {
         const Lookup& l = *static_cast<const Lookup*>(context);
         const unsigned k = l.shape.elements;
         if (k == 1) {
-          return kernels::look_up_codes(l.x, l.shape.x_bytes, l.table, l.y_bits, l.y, begin, end, l.shape.index_bits);
+          return kernels::look_up_codes(l.x, l.shape.x_bytes, l.table, l.y_bits, l.y, begin, end, l.shape.index_bits,
+                                        l.stream);
         }
         // Whole bytes of packed x (begin is a multiple of 8), then the elements of a last
         // partial byte from its entry's first results.
-        kernels::look_up_codes(l.x, 1, l.table, l.y_bits, l.y, begin / k, end / k);
+        if (l.packed_to_halfwords) {
+          kernels::look_up_packed_codes_to_halfwords(l.x, 8 / k, l.code_results, l.y, begin / k, end / k, l.stream);
+        } else {
+          kernels::look_up_codes(l.x, 1, l.table, l.y_bits, l.y, begin / k, end / k, 8, l.stream);
+        }
         const uint64_t rest = end % k;
         if (rest != 0) {
           const uint8_t last = static_cast<const uint8_t*>(l.x)[end / k];

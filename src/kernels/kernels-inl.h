@@ -837,12 +837,6 @@ HWY_INLINE const T* StageTail(const T* source, size_t i, size_t k, T* local) {
   return local;
 }
 
-// Outputs much larger than the caches are written with non-temporal stores: the lines go to
-// memory without first being read into the cache (a normal store's read-for-ownership), which
-// saves a read of every output byte, as memcpy does for large copies. Smaller outputs stay
-// cached for whatever consumes them next.
-constexpr uint64_t kStreamingOutputBytes = uint64_t{16} << 20;
-
 // A plan whose x takes this many bytes or more fetches x ahead of its loads (Context::prefetch;
 // kernels/prefetch.h): such an x is not in the L2 caches of the cores reading it (2 MiB each on
 // the machines measured), and smaller ones gain nothing from the extra requests.

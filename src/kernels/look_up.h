@@ -17,14 +17,28 @@ inline constexpr unsigned kLookUpTablePadding = 4;
 // results begin is a multiple of 8. index_bits: a code's entry is decided by its low index_bits
 // bits alone (table[c] == table[c mod 2^index_bits] for every c, as for 4- and 2-bit codes
 // stored one per byte, whose high bits are not theirs), so the lookup may read the first
-// 2^index_bits entries only.
+// 2^index_bits entries only. stream: the results may be written with non-temporal stores, for an
+// output larger than the caches (kStreamingOutputBytes); the lookups that can (byte codes whose
+// low four bits decide them, to 16-bit results) do, the others store as usual.
 void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
-                   uint64_t end, unsigned index_bits = 8);
+                   uint64_t end, unsigned index_bits = 8, bool stream = false);
 
 // Whether look_up_codes runs in vectors on this CPU's target (AVX-512): gathers, and byte codes to
 // 16-bit results by permutes, about as fast as a load and a store per element. Elsewhere it shifts
 // results into 64-bit words one element at a time, which for packed 2-bit results (32 to a word)
 // is slower than the kernels the table replaces (execute/by_table.cpp).
 bool looks_up_in_vectors();
+
+// Whether look_up_codes runs in vectors on this CPU's target for byte codes whose entry their low
+// four bits decide (index_bits <= 4) to 16-bit results, as look_up_packed_codes_to_halfwords does:
+// one byte shuffle per byte of result on every target with vectors.
+bool looks_up_low_bits_in_vectors();
+
+// 4- or 2-bit codes packed the ONNX way (code_bits; element k of a byte in its bits k * code_bits)
+// to 16-bit results, the results of bytes [begin, end) of x: y holds 8 / code_bits results per
+// byte, element k's being code_results[its code] (16 entries; those past 2^code_bits unread).
+// stream as for look_up_codes. On targets without vectors it runs a byte at a time.
+void look_up_packed_codes_to_halfwords(const void* x, unsigned code_bits, const uint16_t* code_results, void* y,
+                                       uint64_t begin, uint64_t end, bool stream);
 
 }  // namespace qdq::kernels

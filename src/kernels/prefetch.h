@@ -1,6 +1,7 @@
-// How far ahead of the loads x's cache lines are asked for (prefetch-inl.h's PrefetchForLater):
-// shared by the quantize loops (kernels-inl.h), the reductions (reduce-inl.h) and the lookups
-// (look_up.cpp).
+// How the passes over large tensors meet memory: how far ahead of the loads x's cache lines are
+// asked for (prefetch-inl.h's PrefetchForLater), and from what size outputs bypass the caches.
+// Shared by the quantize loops (kernels-inl.h), the reductions (reduce-inl.h), dynamic
+// quantization (dynamic.cpp) and the lookups (look_up.cpp, execute/by_table.cpp).
 #pragma once
 
 #include <cstddef>
@@ -19,5 +20,11 @@ inline constexpr size_t kPrefetchAheadBytes = 8192;
 // Stretches of x shorter than this are left to the hardware prefetcher (in cache already, or too
 // short for the distance to matter).
 inline constexpr uint64_t kPrefetchedStretchBytes = uint64_t{256} << 10;
+
+// Outputs much larger than the caches are written with non-temporal stores: the lines go to
+// memory without first being read into the cache (a normal store's read-for-ownership), which
+// saves a read of every output byte, as memcpy does for large copies. Smaller outputs stay
+// cached for whatever consumes them next.
+inline constexpr uint64_t kStreamingOutputBytes = uint64_t{16} << 20;
 
 }  // namespace qdq::kernels
