@@ -609,6 +609,11 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
         for name, door in ort_doors.items():
             ramp()
             per_round_times.setdefault(name + "_py", []).append(best_of(door.run_python, per_round))
+            if not door.shared:
+                # The plain session's pool threads are still spinning: a node that runs tasks on
+                # the profiled session's pool would share the cores with them (a user has one
+                # session), where a single-threaded custom op would not.
+                time.sleep(ORT_SPIN_SETTLE_SECONDS)
             for _ in range(0 if door.shared else per_round):
                 door.run_profiled()
             time.sleep(ORT_SPIN_SETTLE_SECONDS)
