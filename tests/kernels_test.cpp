@@ -1002,7 +1002,13 @@ TEST(KernelsStreaming, LargeOutputsMatchTheReference) {
     const Result<Plan> plan = plan_quantize_linear({E::kFloat32, shape, x.data()}, {E::kFloat32, scale_shape, scale.data()},
                                                    nullptr, a);
     ASSERT_TRUE(plan.ok());
-    EXPECT_TRUE(same_as_reference(plan.value(), {shape, 1, 0, false}, "int16 per-axis (seed 4242)"));
+    // y is narrower than x: streamed or not by CPU (kernels::streams_outputs_narrower_than_x); both.
+    for (int streamed : {1, 0}) {
+      kernels::force_narrow_output_streaming(streamed);
+      EXPECT_TRUE(same_as_reference(plan.value(), {shape, 1, 0, false},
+                                    std::string(streamed ? "streamed" : "not streamed") + " int16 per-axis (seed 4242)"));
+    }
+    kernels::force_narrow_output_streaming(-1);
   }
   {
     const std::vector<int64_t> dq_shape = {4099, 1025};  // 4.2M elements: 16.8 MB of float32
@@ -1064,9 +1070,16 @@ TEST(KernelsStreaming, EveryOffsetInALineAndEveryTaskSplit) {
                                                    nullptr, a);
     ASSERT_TRUE(plan.ok());
     const std::vector<uint8_t> expected = reference_bytes(plan.value());
-    for (size_t offset : {0, 2, 16, 34, 62}) {
-      for (int threads : {1, 2, 3}) check_at(plan.value(), expected, offset, threads, "Q float32 -> int16 per-tensor");
+    for (int streamed : {1, 0}) {  // y narrower than x: streamed or not by CPU; both
+      kernels::force_narrow_output_streaming(streamed);
+      for (size_t offset : {0, 2, 16, 34, 62}) {
+        for (int threads : {1, 2, 3}) {
+          check_at(plan.value(), expected, offset, threads,
+                   std::string("Q float32 -> int16 per-tensor") + (streamed ? " streamed" : " not streamed"));
+        }
+      }
     }
+    kernels::force_narrow_output_streaming(-1);
   }
   {  // DQ uint8 -> float32 per-axis on the first axis: rows of 1023 elements, a run each. 16.8 MB.
     const std::vector<int64_t> shape = {4100, 1023};

@@ -300,8 +300,10 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
   c.apply_zero_point = plan.apply_zero_point;
   c.x_layout = plan.x.layout;
   c.y_layout = y_view.layout;
-  c.stream_output = buffers.allow_streaming &&
-                    storage_bytes(y_type, plan.element_count, y_view.layout) >= kStreamingOutputBytes;
+  const uint64_t y_bytes = storage_bytes(y_type, plan.element_count, y_view.layout);
+  const uint64_t x_bytes = storage_bytes(plan.x.type, plan.element_count, plan.x.layout);
+  const bool large_output = buffers.allow_streaming && y_bytes >= kStreamingOutputBytes;
+  c.stream_output = large_output && (y_bytes >= x_bytes || streams_outputs_narrower_than_x());
   StreamWriter y_stream, mask_stream;
   c.y_stream = &y_stream;
   c.mask_stream = &mask_stream;
@@ -321,7 +323,7 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
   // ahead of this range's loads, up to the range's end (kernels/prefetch.h says why). Not dequantize
   // plans: their x is the small side, and the requests gained nothing there, some cells slower
   // (16M, 2 threads: DQ float8e4m3fn -> float32 per-axis-last 1.93-1.99 -> 2.16-2.33 ms).
-  const bool large_x = storage_bytes(plan.x.type, plan.element_count, plan.x.layout) >= kPrefetchedXBytes;
+  const bool large_x = x_bytes >= kPrefetchedXBytes;
   if (c.prefetch == nullptr && plan.operation == Operation::kQuantize && large_x && begin >= c.x_first) {
     const auto* x = static_cast<const char*>(c.x_data);
     const char* from = x + storage_bytes(plan.x.type, begin - c.x_first, c.x_layout);
@@ -331,7 +333,7 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
       c.prefetch = &prefetch;
     }
   }
-  c.by_reciprocal = quantizes_by_reciprocal(c.stream_output);
+  c.by_reciprocal = quantizes_by_reciprocal(large_output);
   ConvertedOperand converted_scale, converted_zero_point;
   c.converted_scale = &converted_scale;
   c.converted_zero_point = &converted_zero_point;
@@ -368,6 +370,7 @@ bool side_reduction_pays() { return HWY_DYNAMIC_DISPATCH(SideReductionPays)(); }
 
 namespace {
 std::atomic<int> forced_reciprocal{-1};
+std::atomic<int> forced_narrow_streaming{-1};
 
 bool division_is_the_slower() {
 #if HWY_ARCH_X86 && defined(__GNUC__)
@@ -379,9 +382,24 @@ bool division_is_the_slower() {
 }
 }  // namespace
 
-bool quantizes_by_reciprocal(bool streamed) {
+bool quantizes_by_reciprocal(bool large_output) {
   const int forced = forced_reciprocal.load(std::memory_order_relaxed);
-  return forced >= 0 ? forced != 0 : streamed || division_is_the_slower();
+  return forced >= 0 ? forced != 0 : large_output || division_is_the_slower();
+}
+
+bool streams_outputs_narrower_than_x() {
+  const int forced = forced_narrow_streaming.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced != 0;
+#if HWY_ARCH_X86 && defined(__GNUC__)
+  static const bool intel = __builtin_cpu_is("intel");
+  return intel;
+#else
+  return true;
+#endif
+}
+
+void force_narrow_output_streaming(int choice) {
+  forced_narrow_streaming.store(choice < 0 ? -1 : choice != 0, std::memory_order_relaxed);
 }
 
 void force_reciprocal(int choice) { forced_reciprocal.store(choice < 0 ? -1 : choice != 0, std::memory_order_relaxed); }

@@ -124,7 +124,7 @@ bool side_reduction_pays();
 
 // Whether one scale over a stretch of float32 x quantizes to the <= 16-bit integers by its
 // reciprocal with a tie check (bit for bit the division's) rather than by dividing, on the CPU
-// this runs on, for an output that is streamed past the caches or not; only AVX-512 targets
+// this runs on, for an output large enough to stream past the caches or not; only AVX-512 targets
 // compile that path. Measured, one thread, 64K float32 -> uint8 / int8 / uint16 / int16
 // per-tensor in cache: on a Sapphire Rapids class Xeon the reciprocal took 11.7 us where the
 // division took 14.0; on an AMD Zen 5 (EPYC, family 26) the division took 3.8-4.1 us where the
@@ -132,8 +132,24 @@ bool side_reduction_pays();
 // threads, alternating runs: int8 1.32-1.40 ms by the reciprocal against 1.58-1.61 ms divided;
 // uint8, uint16 within the noise; uint4 1.19-1.42 against 1.41-1.45), presumably because the
 // divisions' long latency holds fewer loads in flight. So Intel CPUs always take it, others only
-// for streamed outputs.
-bool quantizes_by_reciprocal(bool streamed);
+// for outputs that large (streamed there at the time).
+bool quantizes_by_reciprocal(bool large_output);
+
+// Whether an output of kStreamingOutputBytes or more that takes fewer bytes than x (Q from wider
+// x, float32 to float16 fake-quant) is streamed too, on the CPU this runs on; outputs at least as
+// wide as x always are. Streaming saves the read-for-ownership of y's lines, a smaller share of the
+// traffic the narrower y is, and what it costs besides depends on the CPU. Intel: yes (Xeon with
+// AVX-512, 16M Q float32 -> uint8 per-tensor, y on a line: 1.67-1.79 ms streamed against 1.83-2.08
+// ms; docs/performance.md, session 11). Others: no (AMD EPYC, AVX2, 2 threads, alternating runs in
+// one process, 16M per-tensor unless said: Q float32 -> uint8 4.49-5.06 ms streamed against
+// 4.20-4.84, -> int16 5.79-6.76 against 5.65-6.18, -> float8e4m3fn per-axis-last 8.09-8.54
+// against 7.64-8.03, bfloat16 -> uint8 per-axis-last 7.11-7.51 against 6.35-7.07; while outputs
+// wider than x gained there, DQ uint8 -> float32 6.03 -> 3.31 ms, int16 -> float32 7.00 ->
+// 4.32).
+bool streams_outputs_narrower_than_x();
+
+// Tests: forces that choice (1 streamed, 0 not); -1 restores the CPU's.
+void force_narrow_output_streaming(int choice);
 
 // Tests: forces that choice (1 by the reciprocal where the target has the path, 0 by the
 // division); -1 restores the CPU's.
