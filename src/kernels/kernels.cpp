@@ -372,30 +372,27 @@ namespace {
 std::atomic<int> forced_reciprocal{-1};
 std::atomic<int> forced_narrow_streaming{-1};
 
-bool division_is_the_slower() {
+// The CPU's vendor, which the measured choices below key on; unknown off x86 (and without GCC's
+// builtin), where they take `otherwise`.
+bool intel_cpu(bool otherwise) {
 #if HWY_ARCH_X86 && defined(__GNUC__)
+  (void)otherwise;
   static const bool intel = __builtin_cpu_is("intel");
   return intel;
 #else
-  return false;
+  return otherwise;
 #endif
 }
 }  // namespace
 
 bool quantizes_by_reciprocal(bool large_output) {
   const int forced = forced_reciprocal.load(std::memory_order_relaxed);
-  return forced >= 0 ? forced != 0 : large_output || division_is_the_slower();
+  return forced >= 0 ? forced != 0 : large_output || intel_cpu(false);  // where division is the slower
 }
 
 bool streams_outputs_narrower_than_x() {
   const int forced = forced_narrow_streaming.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced != 0;
-#if HWY_ARCH_X86 && defined(__GNUC__)
-  static const bool intel = __builtin_cpu_is("intel");
-  return intel;
-#else
-  return true;
-#endif
+  return forced >= 0 ? forced != 0 : intel_cpu(true);
 }
 
 void force_narrow_output_streaming(int choice) {
