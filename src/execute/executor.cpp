@@ -21,12 +21,13 @@ namespace qdq {
 namespace {
 
 // Below twice this many elements a call stays on one thread: waking sleeping workers costs more
-// than it saves. Workers poll for 100 us after a job (thread_pool.cpp), so calls that follow each
-// other closely find them awake. Measured on AVX2 (2 threads, DQ uint8 -> float32 with a zero
-// point, best of 20,000 back to back / of 1,500 calls 1 ms apart): at 2^16 per task 64K elements
-// took 16.7 us / 17.8 us (one thread), at 2^15 8.9 us / 20.3 us; 128K 17.2 / 37.0 against 17.6 /
-// 32.2. 2^14 gained nothing more at 64K and lost cold calls at 32K (9.1 -> 11.5 us).
-constexpr uint64_t kMinElementsPerTask = uint64_t{1} << 15;
+// than it saves. Workers poll for 100 us after a job (thread_pool.cpp), so back-to-back calls
+// find them awake, and a smaller minimum measured faster alone: at 2^15, 64K elements of DQ
+// uint8 -> float32 took 8.9 us instead of 16.7 (AVX2, 2 threads, C++ loop). But in a process
+// that also runs ONNX Runtime, whose pool threads spin after each run, two tasks took 16.4-41 us
+// against one thread's 15.8-28 (Python, best of 5 after each ORT run, twelve trials), and the
+// 64K rows of compare.py's table scattered by up to 3x. So 64K stays on one thread.
+constexpr uint64_t kMinElementsPerTask = uint64_t{1} << 16;
 // Task boundaries are multiples of this, so that packed outputs never share a byte across tasks.
 constexpr uint64_t kTaskAlignment = 64;
 
