@@ -5,8 +5,7 @@
 // element than a load and a store: QuantizeLinear from float16 and bfloat16 (a divide and a
 // rounding to x's precision per element, 65,536 codes) and DequantizeLinear from float8 to 16-bit
 // floats (a decode per element, 256 codes). The lookup itself is a SIMD kernel (kernels/look_up.h):
-// a gather on AVX-512, and packed 4- and 2-bit outputs are packed as they are looked up (packed
-// 2-bit outputs of QuantizeLinear only where it gathers; see table_shape). Measured at 16M
+// a gather on AVX-512, and packed 4- and 2-bit outputs are packed as they are looked up. Measured at 16M
 // per-tensor, 2 threads, on the AVX-512 Xeon: QuantizeLinear from float16 and bfloat16 to every
 // one- and two-byte output took 1.44-1.68 ms by table against 1.9-2.8 ms in the kernels, to packed
 // 4- and 2-bit outputs 1.31-1.55 against 1.93-2.80; DequantizeLinear from float8 to float16 and
@@ -64,20 +63,18 @@ struct TableShape {
   unsigned index_bits = 8;  // the low bits of a code that decide its entry (look_up_codes)
 };
 
-TableShape table_shape(const Plan& plan, SubByteLayout y_layout) {
+TableShape table_shape(const Plan& plan) {
   if (!plan.x_strides.empty() || !plan.y_strides.empty()) return {};
   if (!one_scale_and_zero_point(plan.layout)) return {};
   TableShape shape;
   const ElementTypeInfo& x = info(plan.x.type);
   const bool x_packed = x.is_packed() && plan.x.layout == SubByteLayout::kPacked;
   if (plan.operation == Operation::kQuantize) {
-    // Packed 2-bit outputs only where the lookup gathers: its word loop (kernels/look_up.h) took
-    // 9.5-12.6 ms against the kernels' 3.3-3.6 for 16M float16/bfloat16 -> int2 on Zen 3 (AVX2,
-    // 2 threads); every other output by table ran as fast as the kernels there or faster
-    // (float8e4m3fn 3.3-3.6 against 5.7-6.1 ms).
-    const bool packed_crumbs = output_bits(plan.output_type, y_layout) == 2;
-    if ((plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) &&
-        (!packed_crumbs || kernels::looks_up_in_vectors())) {
+    // Every output, packed 2-bit ones too: their word loop (kernels/look_up.cpp) took 9.5-12.6
+    // ms against the kernels' 3.3-3.6 for 16M float16/bfloat16 -> int2 on Zen 3 (AVX2, 2
+    // threads) while GCC left it rolled; unrolled, it runs as the 4-bit one (session 37, AMD
+    // EPYC: 4.x against the kernels' 8.2-9.0 ms).
+    if (plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) {
       shape = {uint64_t{1} << 16, 2, 1};
     }
   } else if (x_packed && (plan.output_type != ElementType::kFloat32 || x.bits == 4)) {
@@ -117,7 +114,7 @@ struct Lookup {
 }  // namespace
 
 bool execute_by_table(const Plan& plan, const MutableTensorView& y, const ParallelFor& host) {
-  const TableShape shape = table_shape(plan, y.layout);
+  const TableShape shape = table_shape(plan);
   if (shape.entries == 0) return false;
   // Every index, in x's storage (little-endian code values), through the plan's own kernel.
   std::vector<uint8_t> codes(shape.entries * shape.x_bytes);

@@ -44,6 +44,10 @@ void LookUpByWords(const XCode* HWY_RESTRICT x, const Entry<kYBits>* HWY_RESTRIC
   uint64_t i = begin;
   for (; i + kPerWord <= end; i += kPerWord) {
     uint64_t word = 0;
+    // Unrolled whatever kPerWord (GCC kept the 32 of 2-bit results a counted loop, a variable
+    // shift and a loop-carried Or each: 16M float16 -> int2 per-tensor took 7.0 ms by table
+    // against 4.1 for int4's 16 a word, unrolled; AMD EPYC, AVX2, 2 threads).
+#pragma GCC unroll 64
     for (uint64_t j = 0; j < kPerWord; ++j) word |= uint64_t{table[x[i + j]]} << (kYBits * j);
     std::memcpy(y + i * kYBits / 8, &word, sizeof word);
   }
