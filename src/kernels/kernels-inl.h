@@ -310,13 +310,18 @@ HWY_INLINE VI LoadWide(const T* p) {
 
 #ifdef QDQ_F16C
 // float8 codes whose every finite value and infinity a float16 holds with its exponent field moved
-// by a constant: e4m3fn and e4m3fnuz (4 exponent bits) and e5m2 (float16's own exponent). Not
-// e5m2fnuz, whose top binade (exponent 31) is float16's infinities and NaNs.
+// by a constant: e4m3fn and e4m3fnuz (4 exponent bits) and e5m2 (float16's own exponent); and
+// e5m2fnuz, a binade below float16 at the same fields, whose codes DecodeThroughFloat16 moves
+// down a binade on the bits (its top binade, exponent 31, is float16's infinities and NaNs).
+template <const Format& F>
+constexpr bool kE5M2FnuzLayout = F.sign_shift() == 7 && F.exponent_bits == 5 &&
+                                 F.nan_style == NanStyle::kNegativeZero && F.bias == kFloat16Format.bias + 1;
 template <const Format& F>
 constexpr bool kDecodesThroughFloat16 =
     F.sign_shift() == 7 &&
     ((F.exponent_bits == 4 && F.nan_style != NanStyle::kIeee && F.bias <= kFloat16Format.bias) ||
-     (F.exponent_bits == 5 && F.nan_style == NanStyle::kIeee && F.bias == kFloat16Format.bias));
+     (F.exponent_bits == 5 && F.nan_style == NanStyle::kIeee && F.bias == kFloat16Format.bias) ||
+     kE5M2FnuzLayout<F>);
 
 // A vector of float8 codes decoded as Decode<F> does, through the CPU's float16 conversion: the
 // magnitude bits placed at float16's exponent and mantissa fields, eeee.mmm -> 0eeee.mmm0000000
@@ -343,6 +348,17 @@ HWY_INLINE VF DecodeThroughFloat16(const uint8_t* p) {
   } else {  // IEEE-style e5m2: S.11111.mm with mm != 0 (S.11111.00 is infinity)
     static_assert(F.nan_style == NanStyle::kIeee);
     nan = hn::Gt(magnitude, hn::Set(d16, int16_t{0x7C}));
+  }
+  if constexpr (kE5M2FnuzLayout<F>) {
+    // e5m2fnuz (bias 16): codes from 8 up (exponent field 2 and above) are float16 patterns
+    // eeeee.mm00000000 with the exponent field less one (float16's e - 1 - 15 is e5m2fnuz's
+    // e - 16), so the top binade stays finite (0x7F -> 0x7B00, 57344); codes 0-7 (the subnormals
+    // and the first binade, both spaced 2^-17) are code * 2^-17, the float16 subnormal of 128 *
+    // code units. No scaling after the conversion.
+    const auto units = hn::ShiftLeft<7>(magnitude);
+    const auto moved_down = hn::Sub(hn::Add(units, units), hn::Set(d16, int16_t{0x0400}));
+    const auto bits = hn::IfThenElse(hn::Lt(magnitude, hn::Set(d16, int16_t{8})), units, moved_down);
+    return FromHalf(hn::Or(sign, hn::IfThenElse(nan, hn::Set(d16, int16_t{0x7E00}), bits)).raw);
   }
   const auto half = hn::Or(sign, hn::IfThenElse(nan, hn::Set(d16, int16_t{0x7E00}), hn::ShiftLeft<shift>(magnitude)));
   const VF value = FromHalf(half.raw);
