@@ -73,7 +73,7 @@ TableShape table_shape(const Plan& plan) {
     // Every output, packed 2-bit ones too: their word loop (kernels/look_up.cpp) took 9.5-12.6
     // ms against the kernels' 3.3-3.6 for 16M float16/bfloat16 -> int2 on Zen 3 (AVX2, 2
     // threads) while GCC left it rolled; unrolled, it runs as the 4-bit one (session 37, AMD
-    // EPYC: 4.x against the kernels' 8.2-9.0 ms).
+    // EPYC: 4.0 ms against the kernels' 8.2-9.0).
     if (plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) {
       shape = {uint64_t{1} << 16, 2, 1};
     }

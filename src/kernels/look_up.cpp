@@ -337,8 +337,6 @@ void LookUpPackedCodesToHalfwords(const void* x, unsigned code_bits, const uint1
   LookUpLowBitsToHalfwordsByShuffle<4>(bytes, code_results, static_cast<uint8_t*>(y), begin, end, stream);
 }
 
-bool LooksUpInVectors() { return HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3; }  // LookUp's #if
-
 // LookUpLowBitsToHalfwordsByShuffle's byte shuffle is one instruction wherever there are vectors.
 bool LooksUpLowBitsInVectors() { return HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128; }
 
@@ -350,7 +348,6 @@ HWY_AFTER_NAMESPACE();
 namespace qdq::kernels {
 
 HWY_EXPORT(LookUpCodes);
-HWY_EXPORT(LooksUpInVectors);
 HWY_EXPORT(LooksUpLowBitsInVectors);
 HWY_EXPORT(LookUpPackedCodesToHalfwords);
 
@@ -359,7 +356,6 @@ void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned 
   HWY_DYNAMIC_DISPATCH(LookUpCodes)(x, x_bytes, table, y_bits, y, begin, end, index_bits, stream);
 }
 
-bool looks_up_in_vectors() { return HWY_DYNAMIC_DISPATCH(LooksUpInVectors)(); }
 bool looks_up_low_bits_in_vectors() { return HWY_DYNAMIC_DISPATCH(LooksUpLowBitsInVectors)(); }
 
 void look_up_packed_codes_to_halfwords(const void* x, unsigned code_bits, const uint16_t* code_results, void* y,

@@ -23,12 +23,6 @@ inline constexpr unsigned kLookUpTablePadding = 4;
 void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
                    uint64_t end, unsigned index_bits = 8, bool stream = false);
 
-// Whether look_up_codes runs in vectors on this CPU's target (AVX-512): gathers, and byte codes to
-// 16-bit results by permutes, about as fast as a load and a store per element. Elsewhere it shifts
-// results into 64-bit words one element at a time, which for packed 2-bit results (32 to a word)
-// is slower than the kernels the table replaces (execute/by_table.cpp).
-bool looks_up_in_vectors();
-
 // Whether look_up_codes runs in vectors on this CPU's target for byte codes whose entry their low
 // four bits decide (index_bits <= 4) to 16-bit results, as look_up_packed_codes_to_halfwords does:
 // one byte shuffle per byte of result on every target with vectors.
