@@ -530,6 +530,44 @@ TEST_F(KernelsOnEveryTarget, EveryFloat16AndBfloat16InputPerAxisWithScalesOfItsT
   }
 }
 
+// float16 quotients on float16's overflow edge to the integer types: the kernels round a float16
+// quotient for integer codes on its float32 bits (RoundFloat16QuotientForSmallIntegers), where
+// [65520, 65536) gives 65536 instead of float16's infinity. Column j's scale puts row 0x7A's x
+// (and row 0xFA's, negated) at a quotient of 65528, in that band; every other x of the column
+// lands elsewhere. Zero points are random codes (seed printed), or none.
+TEST_F(KernelsOnEveryTarget, Float16QuotientsAtFloat16OverflowToIntegers) {
+  const uint32_t seed = 4343;
+  std::mt19937 g(seed);
+  auto x = make_storage(E::kFloat16, 65536, [](uint64_t i) { return static_cast<uint32_t>(i); });
+  const Sweep sweep{{256, 256}, 1, 0, false};
+  auto scale = make_storage(E::kFloat32, 256, [&](uint64_t j) {
+    const double x_in_band = codec::decode(info(E::kFloat16), 0x7A00u + static_cast<uint32_t>(j));
+    return std::bit_cast<uint32_t>(static_cast<float>(x_in_band / 65528.0));
+  });
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    for (E out : kQuantizedTypes) {
+      const ElementTypeInfo& o = info(out);
+      if (o.is_float()) continue;
+      auto zp = make_storage(out, 256, [&](uint64_t) { return static_cast<uint32_t>(g()) & ((1u << o.bits) - 1u); });
+      for (bool with_zero_point : {false, true}) {
+        const TensorView xv{E::kFloat16, sweep.shape, x.data()};
+        const std::vector<int64_t> scale_shape = {256};
+        const TensorView sv{E::kFloat32, scale_shape, scale.data()};
+        const TensorView zv{out, scale_shape, zp.data()};
+        QuantizeLinearAttributes a;
+        a.axis = 1;
+        a.output_dtype = static_cast<int64_t>(out);
+        a.precision = static_cast<int64_t>(E::kFloat16);
+        const Result<Plan> plan = plan_quantize_linear(xv, sv, with_zero_point ? &zv : nullptr, a);
+        ASSERT_TRUE(plan.ok()) << plan.status().message();
+        ASSERT_TRUE(kernels::covers(plan.value()));
+        if (!same_as_reference(plan.value(), sweep, kernels::target_name(target) + " (seed 4343)")) return;
+      }
+    }
+  }
+}
+
 // Every float16 / bfloat16 code as the quotient itself (scales of 1 of x's type, divided in x's
 // precision) to every float8 type and float4e2m1, saturating or not, per-axis on either axis and
 // blocked along either: on AVX-512 these quotients are looked up in the code tables

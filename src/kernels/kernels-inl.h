@@ -132,23 +132,16 @@ HWY_INLINE VI Encode(VF v, bool saturate) {
   // Spellings that take the sign like any code. FNUZ's 1000...0 also survives the sign going in,
   // as its one bit is the sign bit.
   if (!clamps) {  // past the largest finite code: infinity or NaN
-    constexpr uint32_t kOverflow = F.has_infinity ? low_mask(F.exponent_bits) << m
-                                   : F.nan_style == NanStyle::kAllOnes ? low_mask(sign_shift)
-                                                                        : 1u << sign_shift;
     magnitude_code = hn::IfThenElse(hn::Gt(normal, hn::Set(di, static_cast<int32_t>(F.max_code))),
-                                    hn::Set(di, static_cast<int32_t>(kOverflow)), magnitude_code);
+                                    hn::Set(di, static_cast<int32_t>(F.overflow_code())), magnitude_code);
   }
   const auto is_nan = hn::RebindMask(di, hn::IsNaN(v));
-  if constexpr (F.nan_style == NanStyle::kIeee) {  // quiet NaN: all-ones exponent, top mantissa bit
-    VI nan_code = hn::Set(di, static_cast<int32_t>((low_mask(F.exponent_bits) << m) | (1u << (m - 1))));
-    if constexpr (F.keeps_nan_payload) {
+  if constexpr (F.nan_style != NanStyle::kNone) {
+    VI nan_code = hn::Set(di, static_cast<int32_t>(F.nan_code()));
+    if constexpr (F.keeps_nan_payload) {  // float16: the payload's leading bits below the quiet bit
       nan_code = hn::Or(nan_code, hn::BitCast(di, hn::ShiftRight<shift>(hn::And(hn::BitCast(du, v), hn::Set(du, 0x007F'FFFFu)))));
     }
     magnitude_code = hn::IfThenElse(is_nan, nan_code, magnitude_code);
-  } else if constexpr (F.nan_style == NanStyle::kAllOnes) {
-    magnitude_code = hn::IfThenElse(is_nan, hn::Set(di, static_cast<int32_t>(low_mask(sign_shift))), magnitude_code);
-  } else if constexpr (F.nan_style == NanStyle::kNegativeZero) {
-    magnitude_code = hn::IfThenElse(is_nan, hn::Set(di, static_cast<int32_t>(1u << sign_shift)), magnitude_code);
   }
 
   // The sign: bit 31 moved to the format's sign position.
@@ -1090,6 +1083,40 @@ constexpr bool kEncodesNanPayload = false;
 template <const Format& F, bool kAddsZeroPoint>
 constexpr bool kEncodesNanPayload<FloatOutput<F, kAddsZeroPoint>> = F.keeps_nan_payload;
 
+// A float32 quotient of float16 operands rounded to float16 for an output of integers of at most
+// 16 bits, on the bits: round half to even at bit 13 (0x0FFF plus the kept lsb, then the 13 low
+// bits cleared), about half the cost of F16C's two conversions. It differs from float16 only
+// where no such code can tell: below float16's normal range (|q| < 2^-14, which float16 rounds to
+// a multiple of 2^-24 and this to 11 bits of q's own binade) both give code 0 (the zero point
+// alone); from 65520 up float16 overflows to infinity and this gives 65536 or more, and both
+// saturate (|q| >= 65536 beyond every bound less any zero point of these types); a NaN stays a
+// NaN (a quotient of float16 operands, or the division's default NaN, has 13 zero low bits, so
+// nothing carries) and every NaN goes to the same code.
+HWY_INLINE VF RoundFloat16QuotientForSmallIntegers(VF q) {
+  const DU du;
+  const VU bits = hn::BitCast(du, q);
+  const VU lsb = hn::And(hn::ShiftRight<13>(bits), hn::Set(du, 1u));
+  return hn::BitCast(DF(), hn::And(hn::Add(hn::Add(bits, lsb), hn::Set(du, 0x0FFFu)), hn::Set(du, 0xFFFF'E000u)));
+}
+
+// A quotient of operands exact in x's float16 or bfloat16 type rounded to that type as far as
+// Output's codes can tell (RoundOwnPrecisionQuotient, or the bits' rounding above).
+// (Integer codes only: a range mask may judge a quotient against an int32 range, which tells
+// 65536 from infinity.)
+template <class Output>
+constexpr bool kSmallIntegerCodes = false;
+template <int kBits, bool kSigned>
+constexpr bool kSmallIntegerCodes<IntegerOutput<kBits, kSigned>> = kBits <= 16;
+
+template <class Output, ElementType kX>
+HWY_INLINE VF RoundQuotientForOutput(VF q) {
+  if constexpr (kX == ElementType::kFloat16 && kSmallIntegerCodes<Output>) {
+    return RoundFloat16QuotientForSmallIntegers(q);
+  } else {
+    return RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+  }
+}
+
 // --- Range masks (fake quantization's straight-through mask) -----------------------------------
 
 // 1 in a code lane where the quotient q (as the quantize pipeline computed it) falls inside the
@@ -1578,12 +1605,11 @@ HWY_INLINE VI16 EncodeHalfwords(V16 h, bool saturate) {
   if (clamps) {
     code = hn::Min(code, hn::Set(di, static_cast<int16_t>(F.max_code)));
   } else if constexpr (F.has_infinity) {
-    constexpr int kInfinity = static_cast<int>(low_mask(F.exponent_bits) << m);
-    code = hn::IfThenElse(hn::Gt(code, hn::Set(di, static_cast<int16_t>(F.max_code))), hn::Set(di, kInfinity), code);
-  } else {  // past the largest finite code: the NaN code, which is the next one up
-    constexpr int kOverflow = F.nan_style == NanStyle::kAllOnes ? static_cast<int>(low_mask(sign_shift)) : 1 << sign_shift;
-    static_assert(kOverflow == static_cast<int>(F.max_code) + 1);
-    code = hn::Min(code, hn::Set(di, kOverflow));
+    code = hn::IfThenElse(hn::Gt(code, hn::Set(di, static_cast<int16_t>(F.max_code))),
+                          hn::Set(di, static_cast<int16_t>(F.overflow_code())), code);
+  } else if constexpr (F.nan_style != NanStyle::kNone) {  // past the largest finite code: the NaN code, the next one up
+    static_assert(F.overflow_code() == F.max_code + 1);
+    code = hn::Min(code, hn::Set(di, static_cast<int16_t>(F.overflow_code())));
   }
 
   // S's patterns and F's codes line up below the region top only when the exponent fields
@@ -1613,14 +1639,7 @@ HWY_INLINE VI16 EncodeHalfwords(V16 h, bool saturate) {
     }
   }
 
-  if constexpr (F.nan_style == NanStyle::kIeee) {  // quiet NaN: all-ones exponent, top mantissa bit
-    constexpr int kNan = static_cast<int>((low_mask(F.exponent_bits) << m) | (1u << (m - 1)));
-    code = hn::IfThenElse(is_nan, hn::Set(di, kNan), code);
-  } else if constexpr (F.nan_style == NanStyle::kAllOnes) {
-    code = hn::IfThenElse(is_nan, hn::Set(di, static_cast<int16_t>(low_mask(sign_shift))), code);
-  } else if constexpr (F.nan_style == NanStyle::kNegativeZero) {
-    code = hn::IfThenElse(is_nan, hn::Set(di, static_cast<int16_t>(1 << sign_shift)), code);
-  }
+  if constexpr (F.nan_style != NanStyle::kNone) code = hn::IfThenElse(is_nan, hn::Set(di, static_cast<int16_t>(F.nan_code())), code);
   const VI16 sign = hn::And(hn::BitCast(di, hn::ShiftRight<15 - sign_shift>(h)), hn::Set(di, static_cast<int16_t>(1 << sign_shift)));
   if constexpr (F.has_negative_zero) {
     code = hn::Or(code, sign);
@@ -1807,11 +1826,11 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
 #ifdef QDQ_CODE_GATHER
       if constexpr (kByTable) return CodesOfQuotientByTable<kX>(c.code_table, q);
 #endif
-      if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+      if constexpr (kRoundQuotient) q = RoundQuotientForOutput<Output, kX>(q);
       if constexpr (kZeroPointCodes != ZeroPointCodes::kFloats) {
         return Output::CodesWithZeroPointLanes(c, q, ZeroPointLanes<Output::kSignedCodes, kZeroPointCodes>(zero_point_codes, j));
       }
-      if (zero_points == nullptr) return Output::Codes(c, q, zp, bounds);
+      if (HWY_LIKELY(zero_points == nullptr)) return Output::Codes(c, q, zp, bounds);
       const VF element_zp = hn::LoadU(DF(), zero_points + j);
       return Output::Codes(c, q, element_zp, Output::MakeBounds(element_zp));
     } else {
@@ -1819,7 +1838,7 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
 #ifdef QDQ_CODE_GATHER
       if constexpr (kByTable) return CodesOfQuotientByTable<kX>(c.code_table, q);
 #endif
-      if constexpr (kRoundQuotient) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+      if constexpr (kRoundQuotient) q = RoundQuotientForOutput<Output, kX>(q);
       return Output::Codes(c, q, zp, bounds);
     }
   };
@@ -1992,7 +2011,7 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
     }
 #endif
     if constexpr (kSixteenBitX) {
-      if (own_precision) q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+      if (own_precision) q = RoundQuotientForOutput<Output, kX>(q);
     }
     return Output::Codes(c, q, zp, bounds);
   };
@@ -2307,7 +2326,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         if (round_scale && !scale_exact) s = RoundToPrecision(precision, s);
         VF q = hn::Div(xv, s);
         if (own_precision) {
-          q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+          q = RoundQuotientForOutput<Output, kX>(q);
         } else if (precision != Precision::kFloat32) {
           q = RoundToPrecision(precision, q);
         }
@@ -2999,7 +3018,7 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
       const VF divisor = round_scale ? RoundToPrecision(precision, s) : s;
       VF q = hn::Div(xv, divisor);
       if (own_precision) {
-        q = RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+        q = RoundQuotientForOutput<Output, kX>(q);
       } else if (precision != Precision::kFloat32) {
         q = RoundToPrecision(precision, q);
       }
