@@ -43,26 +43,27 @@ std::string type_list(std::span<const ElementType> types) {
 
 Status check_view(const std::string& op, std::string_view role, const TensorView& view,
                   uint64_t* element_count) {
-  const std::string where = op + ": input '" + std::string(role) + "'";
+  // The message's subject, built only for an error: this check runs on every call of every door.
+  const auto where = [&] { return op + ": input '" + std::string(role) + "'"; };
   if (!element_type_from_code(static_cast<int64_t>(view.type))) {
-    return Status::invalid_argument(where + " has unknown element type code " +
+    return Status::invalid_argument(where() + " has unknown element type code " +
                                     std::to_string(static_cast<int64_t>(view.type)) +
                                     " (not a TensorProto type qdq implements)");
   }
   if (view.shape.size() > kMaxRank) {
-    return Status::invalid_argument(where + " has rank " + std::to_string(view.shape.size()) +
+    return Status::invalid_argument(where() + " has rank " + std::to_string(view.shape.size()) +
                                     "; qdq accepts at most " + std::to_string(kMaxRank) + " dims");
   }
   uint64_t count = 1;
   for (size_t i = 0; i < view.shape.size(); ++i) {
     const int64_t dim = view.shape[i];
     if (dim < 0) {
-      return Status::invalid_argument(where + " has negative dimension " + std::to_string(dim) +
+      return Status::invalid_argument(where() + " has negative dimension " + std::to_string(dim) +
                                       " at index " + std::to_string(i) + " of shape " +
                                       shape_string(view.shape));
     }
     if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count) || count > kMaxCount) {
-      return Status::invalid_argument(where + " has shape " + shape_string(view.shape) +
+      return Status::invalid_argument(where() + " has shape " + shape_string(view.shape) +
                                       " whose element count overflows 2^62");
     }
   }
@@ -70,11 +71,11 @@ Status check_view(const std::string& op, std::string_view role, const TensorView
   const ElementTypeInfo& row = info(view.type);
   if (!row.is_packed() &&
       count > static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(row.bytes_per_element())) {
-    return Status::invalid_argument(where + " has shape " + shape_string(view.shape) + " of " +
+    return Status::invalid_argument(where() + " has shape " + shape_string(view.shape) + " of " +
                                     std::string(row.name) + " whose byte size overflows 2^63");
   }
   if (count > 0 && view.data == nullptr) {
-    return Status::invalid_argument(where + " has null data but " + std::to_string(count) +
+    return Status::invalid_argument(where() + " has null data but " + std::to_string(count) +
                                     " elements (shape " + shape_string(view.shape) + ")");
   }
   *element_count = count;
