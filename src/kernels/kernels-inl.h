@@ -1127,15 +1127,16 @@ HWY_INLINE VF RoundFloat16QuotientForSmallIntegers(VF q) {
   return hn::BitCast(DF(), hn::And(hn::Add(hn::Add(bits, lsb), hn::Set(du, 0x0FFFu)), hn::Set(du, 0xFFFF'E000u)));
 }
 
-// A quotient of operands exact in x's float16 or bfloat16 type rounded to that type as far as
-// Output's codes can tell (RoundOwnPrecisionQuotient, or the bits' rounding above).
-// (Integer codes only: a range mask may judge a quotient against an int32 range, which tells
-// 65536 from infinity.)
+// Outputs whose codes cannot tell the rounding above from float16's: integers of at most 16 bits.
+// Not the range masks, which may judge a quotient against an int32 range, where 65536 and
+// infinity differ.
 template <class Output>
 constexpr bool kSmallIntegerCodes = false;
 template <int kBits, bool kSigned>
 constexpr bool kSmallIntegerCodes<IntegerOutput<kBits, kSigned>> = kBits <= 16;
 
+// A quotient of operands exact in x's float16 or bfloat16 type rounded to that type as far as
+// Output's codes can tell (RoundOwnPrecisionQuotient, or the bits' rounding above).
 template <class Output, ElementType kX>
 HWY_INLINE VF RoundQuotientForOutput(VF q) {
   if constexpr (kX == ElementType::kFloat16 && kSmallIntegerCodes<Output>) {
