@@ -244,3 +244,55 @@ def test_ai_qdq_quantize_dequantize_linear_without_mask_and_with_a_bfloat16_y():
                    [initializer("x", x), initializer("s", scale)], 1, ["ai.qdq"])
     with pytest.raises(Exception, match="axis"):
         sess.run(None, {})
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_node_run_again_with_new_shapes_and_values_plans_for_each(threads):
+    """The library keeps each node's last plan for the input types and shapes it was made for. A
+    node fed graph inputs whose values and shapes change from run to run (back to an earlier
+    shape too, and through an invalid one) gives the Python API's bits every time."""
+    rng = np.random.default_rng([SEED, threads])
+    node = helper.make_node("ExtendedQuantizeLinear", ["x", "s", "zp"], ["y"], domain="com.amd.quark", axis=0)
+    sess = session([node], [helper.make_tensor_value_info("x", TP.FLOAT, ["a", "b"]),
+                            helper.make_tensor_value_info("s", TP.FLOAT, None),
+                            helper.make_tensor_value_info("zp", TP.INT16, None)],
+                   [helper.make_tensor_value_info("y", TP.INT16, ["a", "b"])], [], threads, ["com.amd.quark"])
+    shapes = [(3, 40), (3, 40), (5, 7), (3, 40), (1, 70000), (5, 7)]
+    for run, shape in enumerate(shapes):
+        x = float_inputs(rng, shape)
+        per_axis = run % 2 == 1
+        scale = (rng.random(shape[0]) + 0.05).astype(np.float32) if per_axis else np.array(rng.random() + 0.05, np.float32)
+        zp = rng.integers(-9, 10, size=np.shape(scale)).astype(np.int16)
+        (got,) = sess.run(None, {"x": x, "s": scale, "zp": zp})
+        want = qdq.extended_quantize_linear(x, scale, zp, axis=0)
+        np.testing.assert_array_equal(got, want, err_msg=f"run {run}, shape {shape}")
+        if run == 2:  # a scale of the wrong length after valid runs: an error, then valid runs again
+            with pytest.raises(Exception, match="ExtendedQuantizeLinear"):
+                sess.run(None, {"x": x, "s": np.ones(shape[0] + 1, np.float32),
+                                "zp": np.zeros(shape[0] + 1, np.int16)})
+
+
+def test_a_float8_zero_point_is_checked_on_every_run():
+    """DequantizeLinear from float8 x with the zero point a graph input: the zero point must be 0 on
+    every run, though the shapes repeat."""
+    node = helper.make_node("DequantizeLinear", ["x", "s", "zp"], ["y"], domain="ai.qdq", axis=0)
+    sess = session([node], [helper.make_tensor_value_info("x", TP.FLOAT8E4M3FN, [2, 3]),
+                            helper.make_tensor_value_info("s", TP.FLOAT, [2]),
+                            helper.make_tensor_value_info("zp", TP.FLOAT8E4M3FN, [2])],
+                   [helper.make_tensor_value_info("y", TP.FLOAT, [2, 3])], [], 1, ["ai.qdq"])
+    x = np.array([[1, 2, -3], [0.5, 448, -0.25]], ml_dtypes.float8_e4m3fn)
+    scale = np.array([2.0, 0.5], np.float32)
+    # ORT makes no OrtValue of an ml_dtypes array: the codes go in as bytes with the type named.
+    float8 = lambda codes: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(codes.view(np.uint8), TP.FLOAT8E4M3FN)  # noqa: E731
+    feed = {"x": float8(x), "s": ort.OrtValue.ortvalue_from_numpy(scale)}
+    want = qdq.dequantize_linear(x, scale, axis=0)
+
+    def run(zp):
+        feed["zp"] = float8(np.array(zp, ml_dtypes.float8_e4m3fn))
+        value = sess.run_with_ort_values(["y"], feed)[0]
+        return np.frombuffer(ctypes.string_at(value.data_ptr(), value.tensor_size_in_bytes()), np.float32)
+
+    np.testing.assert_array_equal(run([0, 0]), want.reshape(-1))
+    with pytest.raises(Exception, match="element 1 is 1.*zero points must be 0"):
+        run([0, 1])
+    np.testing.assert_array_equal(run([0, -0.0]), want.reshape(-1))
