@@ -2810,6 +2810,18 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   Operands o;
   const bool subtract = Input::kSubtractsZeroPoint && c.apply_zero_point;
   const bool zero_point_codes = kDequantizesWithZeroPointCodes<Input> && subtract;
+  // A run with one scale and zero point, x read in place and y written in place: the whole run in
+  // one stretch. Its blocks of kBlock elements only cost their setup here (LoadOperands, the
+  // stretch walk, the call): 10% of 64K DQ uint8 -> float32 per-tensor.
+  if constexpr (!Input::kPacked && !kWordZeroPoint<Input>) {
+    if (!c.stream_output && run.block == 0 && !run.scale_varies && (c.zero_point == nullptr || !run.zero_point_varies)) {
+      LoadOperands(c, run, 0, kBlock, &o);
+      DequantizeUniformBlock<Input, kOut>(c, run, 0, static_cast<size_t>(run.count), o,
+                                          static_cast<const XT*>(c.x_data) + (run.x_index - c.x_first), subtract,
+                                          static_cast<YT*>(y) + (run.x_index - c.y_first));
+      return;
+    }
+  }
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
     const uint64_t at = run.x_index + offset;
