@@ -94,9 +94,9 @@ struct Tensor {
 // The plan a QuantizeLinear or DequantizeLinear node last made, and the inputs' types and shapes
 // it was made for. ONNX Runtime runs a node with the same shapes run after run; planning again each
 // time (checking every input, building the operator's name and the layout) cost about 1 us of the
-// node's 13 us at 256 elements. Only plans that read no input's values are kept: a float zero point
-// (float8 and float4 x or output) must be all zeros, which the planner checks on the values, so such
-// nodes plan every run.
+// node's 13 us at 256 elements. Only plans that read no input's values are kept (plan_reads_values):
+// ONNX's float zero points (float8 and float4 x, float8 output) must be all zeros, which the planner
+// checks on the values, so such nodes plan every run.
 class PlanCache {
  public:
   // A copy of the kept plan if it was made for these inputs, with their data; else nullopt.
@@ -114,7 +114,6 @@ class PlanCache {
   }
 
   void keep(const qdq::Plan& plan, const Tensor& x, const Tensor& scale, const Tensor* zero_point) const {
-    if (zero_point != nullptr && qdq::info(zero_point->type).is_float()) return;
     std::vector<int64_t> key;
     for (const Tensor* t : {&x, &scale, zero_point}) append(t, &key);
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -290,6 +289,13 @@ OrtStatus* compute_fake_quant(const Kernel& kernel, OrtKernelContext* context, c
   return nullptr;
 }
 
+// Whether planning this node read an input's values, so that its plan holds for these values only:
+// ONNX's float zero points (Quark's float16 and bfloat16 ones are read only when executing).
+bool plan_reads_values(const Kernel& kernel, const Tensor* zero_point) {
+  const bool onnx = kernel.kind == OpKind::kOnnxQuantize || kernel.kind == OpKind::kOnnxDequantize;
+  return onnx && zero_point != nullptr && qdq::info(zero_point->type).is_float();
+}
+
 // The node's plan for these inputs, from the front door of its operator.
 qdq::Result<qdq::Plan> make_plan(const Kernel& kernel, const Tensor& x, const Tensor& scale, const qdq::TensorView* zp) {
   switch (kernel.kind) {
@@ -346,7 +352,9 @@ OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
     plan = std::move(*kept);
   } else {
     plan = make_plan(kernel, x, scale, zp);
-    if (plan.ok()) kernel.plans.keep(plan.value(), x, scale, zero_point_tensor);
+    if (plan.ok() && !plan_reads_values(kernel, zero_point_tensor)) {
+      kernel.plans.keep(plan.value(), x, scale, zero_point_tensor);
+    }
   }
   if (!plan.ok()) return error(plan.status().message());
 

@@ -24,21 +24,20 @@ struct Format {
   // The magnitude code a NaN encodes to: IEEE's quiet NaN (all-ones exponent, top mantissa bit
   // set: e5m2 0x7E, float16 0x7E00), all ones (e4m3fn 0x7F), FNUZ's 1000...0 (0x80, the spelling
   // of -0) or e8m0's 0xFF. float4e2m1 has no NaN: 0 here, and the encoders write its NaN as +max.
+  // All-ones exponent, zero mantissa: infinity where the format has one (e5m2 0x7C), e8m0's NaN.
+  constexpr uint32_t exponent_ones() const { return ((1u << exponent_bits) - 1u) << mantissa_bits; }
   constexpr uint32_t nan_code() const {
-    const uint32_t exponent_ones = ((1u << exponent_bits) - 1u) << mantissa_bits;
     switch (nan_style) {
-      case NanStyle::kIeee: return exponent_ones | (1u << (mantissa_bits - 1));
+      case NanStyle::kIeee: return exponent_ones() | (1u << (mantissa_bits - 1));
       case NanStyle::kAllOnes: return (1u << sign_shift()) - 1u;
       case NanStyle::kNegativeZero: return 1u << sign_shift();
-      case NanStyle::kExponentOnly: return exponent_ones;  // e8m0: 0xFF
+      case NanStyle::kExponentOnly: return exponent_ones();  // e8m0: 0xFF
       case NanStyle::kNone: return 0;
     }
   }
-  // The magnitude code of a finite value past max_code when not saturating: infinity (all-ones
-  // exponent, zero mantissa) where the format has one, else its NaN code, which is max_code + 1.
-  constexpr uint32_t overflow_code() const {
-    return has_infinity ? ((1u << exponent_bits) - 1u) << mantissa_bits : nan_code();
-  }
+  // The magnitude code of a finite value past max_code when not saturating: infinity where the
+  // format has one, else its NaN code, which is max_code + 1.
+  constexpr uint32_t overflow_code() const { return has_infinity ? exponent_ones() : nan_code(); }
 };
 
 constexpr Format format_of(ElementType type) {

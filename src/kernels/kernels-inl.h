@@ -228,15 +228,19 @@ HWY_INLINE VF RoundToFloat16(VF v) {
 #endif
 }
 
+// q rounded to bfloat16 half to even on its bits, the result in the high 16 bits of each lane and
+// the low 16 bits left as the addition made them: for a caller that keeps only the high halves.
+HWY_INLINE VU Bfloat16BitsInHighHalf(VF q) {
+  const DU du;
+  const VU bits = hn::BitCast(du, q);
+  const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
+  return hn::Add(hn::Add(bits, lsb), hn::Set(du, 0x7FFFu));
+}
+
 // float32 -> bfloat16 bits of a v without NaN lanes: round half to even on the bits (a carry into
 // the exponent gives the next binade or infinity; infinity stays infinity). A NaN lane whose low 16
 // bits are zero stays a NaN with its sign (the addition carries out of none of its bits).
-HWY_INLINE VU Bfloat16BitsOfNonNaN(VF v) {
-  const DU du;
-  const VU bits = hn::BitCast(du, v);
-  const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
-  return hn::ShiftRight<16>(hn::Add(bits, hn::Add(hn::Set(du, 0x7FFFu), lsb)));
-}
+HWY_INLINE VU Bfloat16BitsOfNonNaN(VF v) { return hn::ShiftRight<16>(Bfloat16BitsInHighHalf(v)); }
 
 // float32 -> bfloat16 bits: as above; NaN becomes the canonical quiet NaN with its sign (rounding
 // its bits could carry a NaN into infinity).
@@ -259,10 +263,7 @@ HWY_INLINE VF RoundToBfloat16(VF v) {
 // every NaN to the lowest code, and float8/float4/bfloat16 encodings keep only NaN-ness and sign.
 HWY_INLINE VF RoundBfloat16QuotientAnyNan(VF q) {
   const DU du;
-  const VU bits = hn::BitCast(du, q);
-  const VU lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1u));
-  const VU rounded = hn::And(hn::Add(hn::Add(bits, lsb), hn::Set(du, 0x7FFFu)), hn::Set(du, 0xFFFF'0000u));
-  return hn::BitCast(DF(), rounded);
+  return hn::BitCast(DF(), hn::And(Bfloat16BitsInHighHalf(q), hn::Set(du, 0xFFFF'0000u)));
 }
 
 // A quotient computed in float32 from operands exact in x's own float16 or bfloat16 type, rounded
@@ -740,20 +741,27 @@ void LoadContiguous(const ElementTypeInfo& type, const void* data, uint64_t inde
   }
 }
 
-template <typename W>
-W LoadOne(const ElementTypeInfo& type, const void* data, uint64_t index, SubByteLayout layout) {
-  if constexpr (std::is_same_v<W, float>) {
-    return static_cast<float>(codec::load_value(data, type, index, layout));
-  } else {
-    return static_cast<W>(codec::load_code(data, type, index, layout));
-  }
-}
-
 // Where the tensor already stores W (float32 values, 32-bit words), a pointer into it.
 template <typename W>
 const W* DirectValues(const ElementTypeInfo& type, const void* data, uint64_t index) {
   const bool same = std::is_same_v<W, float> ? type.type == ElementType::kFloat32 : IsWide(type);
   return same ? static_cast<const W*>(data) + index : nullptr;
+}
+
+template <typename W>
+W LoadOne(const ElementTypeInfo& type, const void* data, uint64_t index, SubByteLayout layout) {
+  // Stored as W already: read directly. Through the codec, a run's constant scale and zero point
+  // took 2% of 64K DQ uint8 -> float32 per-axis-first (rows of 1024).
+  if (const W* direct = DirectValues<W>(type, data, index)) {
+    W value;
+    std::memcpy(&value, direct, sizeof(W));  // the caller's tensor may sit off W's alignment
+    return value;
+  }
+  if constexpr (std::is_same_v<W, float>) {
+    return static_cast<float>(codec::load_value(data, type, index, layout));
+  } else {
+    return static_cast<W>(codec::load_code(data, type, index, layout));
+  }
 }
 
 // Repeats each block's value over the elements of a run blocked along its innermost axis. Values
@@ -1327,6 +1335,16 @@ HWY_INLINE void StoreLowBytes(VI code, uint8_t* destination) {
 // saturating packs and one lane permute replace four byte shuffles, extracts and 8-byte stores:
 // the lanes are masked to 0..255 first, so neither pack saturates.
 #if HWY_TARGET == HWY_AVX2
+// The dword permute that puts back in order the bytes of four vectors narrowed by two packs
+// (packs_epi32 or packus_epi32, then packus_epi16), which work within 128-bit halves. Vectors of
+// elements in order come out as dwords 0,4,1,5,2,6,3,7 of the wanted order; vectors whose
+// 128-bit halves each hold consecutive elements (LoadX4's interleaved order, float16 pairs built
+// half by half) as qwords 0,2,1,3.
+HWY_INLINE __m256i PackedBytesOrder(bool halves_hold_consecutive_elements) {
+  return halves_hold_consecutive_elements ? _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
+                                          : _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+}
+
 // The low bytes of four vectors of codes in order, in one register (AVX2). kInterleaved: the
 // vectors hold their elements in LoadX4's interleaved order (c0 elements 0-3 and 8-11, c1 4-7 and
 // 12-15, c2 and c3 the same 16 on), which the packs put back in order within each half.
@@ -1336,13 +1354,10 @@ HWY_INLINE __m256i LowBytes4(VI c0, VI c1, VI c2, VI c3, VI byte_mask) {
   c1 = hn::And(c1, byte_mask);
   c2 = hn::And(c2, byte_mask);
   c3 = hn::And(c3, byte_mask);
-  // packs_epi32 and packus_epi16 work within 128-bit halves: the bytes come out as dwords
-  // 0,4,1,5,2,6,3,7 of the wanted order (interleaved: qwords 0,2,1,3), which the permute undoes.
   const __m256i words01 = _mm256_packs_epi32(c0.raw, c1.raw);
   const __m256i words23 = _mm256_packs_epi32(c2.raw, c3.raw);
   const __m256i bytes = _mm256_packus_epi16(words01, words23);
-  const __m256i order = kInterleaved ? _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7) : _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  return _mm256_permutevar8x32_epi32(bytes, order);
+  return _mm256_permutevar8x32_epi32(bytes, PackedBytesOrder(kInterleaved));
 }
 #endif
 
@@ -1715,8 +1730,7 @@ HWY_INLINE void StoreCodesOfQuotients4(VF q0, VF q1, VF q2, VF q3, bool saturate
   // Bytes within 128-bit halves: float16 qwords q0 q2 | q1 q3; bfloat16 dwords q0a q1a q2a q3a |
   // q0b q1b q2b q3b (a: lanes 0-3, b: 4-7); interleaved bfloat16 as float16.
   const __m256i bytes = _mm256_packus_epi16(codes01.raw, codes23.raw);
-  const __m256i order = kX == ElementType::kFloat16 || kInterleaved ? _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)
-                                                                    : _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const __m256i order = PackedBytesOrder(kX == ElementType::kFloat16 || kInterleaved);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination), _mm256_permutevar8x32_epi32(bytes, order));
 #else
   static_assert(kX == ElementType::kBfloat16, "float16 quotients are encoded in 16-bit lanes with F16C only");
@@ -1725,7 +1739,7 @@ HWY_INLINE void StoreCodesOfQuotients4(VF q0, VF q1, VF q2, VF q3, bool saturate
   const hn::Rebind<uint8_t, DI16> d8;
   const size_t N = hn::Lanes(DF());
   const auto pair = [&](VF a, VF b) QDQ_HOT_LAMBDA {
-    return hn::ConcatOdd(du, hn::BitCast(du, RoundBfloat16QuotientAnyNan(b)), hn::BitCast(du, RoundBfloat16QuotientAnyNan(a)));
+    return hn::ConcatOdd(du, hn::BitCast(du, Bfloat16BitsInHighHalf(b)), hn::BitCast(du, Bfloat16BitsInHighHalf(a)));
   };
   hn::StoreU(hn::DemoteTo(d8, EncodeHalfwords<S, F>(pair(q0, q1), saturate)), d8, destination);
   hn::StoreU(hn::DemoteTo(d8, EncodeHalfwords<S, F>(pair(q2, q3), saturate)), d8, destination + 2 * N);
@@ -1882,9 +1896,6 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
       return Output::Codes(c, q, zp, bounds);
     }
   };
-  // float8 / float4 codes of x interleaved four vectors at a time where it loads so
-  // (kInterleavedLoadX4), with one scale.
-  [[maybe_unused]] constexpr bool kInterleaved = kInterleavedLoadX4<kX> && !kPerElement && !kByReciprocal;
   // The side's hot state lives in a local for the loop (see GroupStream::Cursor).
   typename SideCursor<kX>::type cursor{};
   if constexpr (kHasSideStream<kX>) {
@@ -1908,6 +1919,8 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
     if constexpr (kRoundQuotient && !kByReciprocal && kCodesOfHalfwords<Output, kX> &&
                   kZeroPointCodes == ZeroPointCodes::kFloats) {
       if (zero_points == nullptr && !(Output::kAddsZero && c.apply_zero_point)) {
+        // x interleaved four vectors at a time where it loads so (kInterleavedLoadX4), with one scale.
+        constexpr bool kInterleaved = kInterleavedLoadX4<kX> && !kPerElement && !kByReciprocal;
         for (; i + 4 * N <= count; i += 4 * N) {
           if constexpr (kInterleaved) {
             VF v[4];
@@ -2431,6 +2444,7 @@ struct IntegerInput {
   static constexpr bool kPacked = kBits < 8;
   static constexpr bool kSubtractsZeroPoint = true;
   static constexpr bool kOnlyDefaultNaNs = true;  // no code is NaN (see DequantizeUniform)
+  static constexpr bool kHasNaN = false;
   // Sub-byte codes arrive staged as 8-bit values (sign-extended where signed), so every width
   // loads with one widening load (int8 loads sign-extend).
   using T = std::conditional_t<(kBits <= 8), std::conditional_t<kSigned, int8_t, uint8_t>,
@@ -2477,6 +2491,7 @@ struct FloatInput {
   static constexpr bool kSubtractsZeroPoint = false;  // float x: zero point required 0, not subtracted
   // NaN codes load as float32's default quiet NaN with the code's sign (float4e2m1 has none).
   static constexpr bool kOnlyDefaultNaNs = !F.widening_keeps_nan_payload;
+  static constexpr bool kHasNaN = F.nan_style != NanStyle::kNone;  // float4e2m1 has none
   using T = uint8_t;
   // float4e2m1's block of codes one per byte: its own bytes (Load masks them), else unpacked.
   static HWY_INLINE const T* Stage(const Context& c, uint64_t x_at, size_t k, uint8_t* staging) {
@@ -2504,6 +2519,7 @@ struct HalfFloatInput {
   static constexpr bool kPacked = false;
   static constexpr bool kSubtractsZeroPoint = true;
   static constexpr bool kOnlyDefaultNaNs = false;  // NaN payloads are widened as they are
+  static constexpr bool kHasNaN = true;
   using T = uint16_t;
   static HWY_INLINE VF Load(const T* p) { return XInput<kX>::Load(p); }
 };
@@ -2519,6 +2535,7 @@ struct WordInput {
   static constexpr bool kPacked = false;
   static constexpr bool kSubtractsZeroPoint = true;
   static constexpr bool kOnlyDefaultNaNs = true;  // no NaN
+  static constexpr bool kHasNaN = false;
   using T = int32_t;
   static HWY_INLINE VF LoadMinus(const T* p, VI zero_point) {
     const DI di;
@@ -2590,6 +2607,20 @@ HWY_INLINE VF DequantizedProduct(VF v, VF s) {
   const DF df;
   const VF quiet_scale = hn::Or(s, hn::BitCast(df, hn::Set(DI(), 0x0040'0000)));
   return hn::IfThenElse(hn::IsNaN(s), quiet_scale, hn::Mul(v, s));
+}
+
+// DequantizedProduct for x of an Input: where x has no NaN (integers, float4e2m1), only the scale
+// can be, and the multiplication alone returns it quieted on x86 and Arm (IEEE 754's recommended
+// propagation of a single NaN operand, which both implement; Arm outside its default-NaN mode,
+// which Linux leaves off), so the select goes. It cost about a third of the per-element loop of 64K
+// DQ uint8 -> float32 per-axis-last (three of its nine vector operations). Other architectures
+// keep the select: RISC-V returns the canonical NaN.
+template <class Input>
+HWY_INLINE VF ScaledProduct(VF v, VF s) {
+#if HWY_ARCH_X86 || HWY_ARCH_ARM
+  if constexpr (!Input::kHasNaN) return hn::Mul(v, s);
+#endif
+  return DequantizedProduct(v, s);
 }
 
 // One vector of float32 results rounded once to the output type and stored. kMayBeNaN false: the
@@ -2722,7 +2753,7 @@ void DequantizeWordsBlock(const exec::Run& run, uint64_t offset, size_t k, const
   const VI zp_constant = hn::Set(di, subtract ? zp.constant : 0);
   auto body = [&](const int32_t* xp, const float* scales, const int32_t* zps, YT* destination) HWY_ATTR {
     const VF v = difference(xp, zps ? hn::LoadU(di, zps) : zp_constant);
-    StoreAsOutput<kOut>(DequantizedProduct(v, scales ? hn::LoadU(df, scales) : scale_constant), destination);
+    StoreAsOutput<kOut>(ScaledProduct<Input>(v, scales ? hn::LoadU(df, scales) : scale_constant), destination);
   };
   size_t i = 0;
   for (; i + N <= k; i += N) body(x + i, sp ? sp + i : nullptr, zp_values ? zp_values + i : nullptr, out + i);
@@ -2762,7 +2793,7 @@ void DequantizeWithZeroPointCodes(const typename Input::T* x, const float* scale
   auto body = [&](const XT* xp, const float* sp, const uint8_t* row, size_t j, YT* destination) HWY_ATTR {
     const VF zp = hn::ConvertTo(df, ZeroPointLanes<Input::kSignedCodes, kKind>(row, j));
     const VF v = hn::Sub(Input::Load(xp), zp);
-    StoreAsOutput<kOut>(DequantizedProduct(v, sp ? hn::LoadU(df, sp) : scale_constant), destination);
+    StoreAsOutput<kOut>(ScaledProduct<Input>(v, sp ? hn::LoadU(df, sp) : scale_constant), destination);
   };
   size_t i = 0;
   for (; i + N <= k; i += N) body(x + i, scales ? scales + i : nullptr, codes, i, out + i);
@@ -2815,7 +2846,12 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
   // stretch walk, the call): 10% of 64K DQ uint8 -> float32 per-tensor.
   if constexpr (!Input::kPacked && !kWordZeroPoint<Input>) {
     if (!c.stream_output && run.block == 0 && !run.scale_varies && (c.zero_point == nullptr || !run.zero_point_varies)) {
-      LoadOperands(c, run, 0, kBlock, &o);
+      const Plan& plan = *c.plan;  // the two constants directly: LoadOperands' setup was 7% of rows of 1024
+      o.per_block = false;
+      o.scale.constant = LoadOne<float>(*c.scale, plan.scale.data, run.scale_index, plan.scale.layout);
+      o.zero_point.constant = c.zero_point == nullptr ? 0.0f
+                                                      : LoadOne<float>(*c.zero_point, plan.zero_point.data,
+                                                                       run.zero_point_index, plan.zero_point.layout);
       DequantizeUniformBlock<Input, kOut>(c, run, 0, static_cast<size_t>(run.count), o,
                                           static_cast<const XT*>(c.x_data) + (run.x_index - c.x_first), subtract,
                                           static_cast<YT*>(y) + (run.x_index - c.y_first));
@@ -2844,7 +2880,7 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     auto compute = [&](const XT* xp, VF s, VF zp, YT* destination) HWY_ATTR {
       VF v = Input::Load(xp);
       if (subtract) v = hn::Sub(v, zp);
-      StoreAsOutput<kOut>(DequantizedProduct(v, s), destination);
+      StoreAsOutput<kOut>(ScaledProduct<Input>(v, s), destination);
     };
     auto body = [&](const XT* xp, const float* sp, const float* zpp, YT* destination) HWY_ATTR {
       compute(xp, sp ? hn::LoadU(df, sp) : scale_constant, zpp ? hn::LoadU(df, zpp) : zp_constant, destination);
