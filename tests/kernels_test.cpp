@@ -568,6 +568,53 @@ TEST_F(KernelsOnEveryTarget, Float16QuotientsAtFloat16OverflowToIntegers) {
   }
 }
 
+// NaN x NaN gives the scale's NaN (docs/semantics.md) where the scales vary per element, the loop
+// that multiplies without a select: on AVX2 and AVX-512 the scale is the multiplication's first
+// source (ScaledProduct). Every x code of a float8 type, float16 and bfloat16 NaNs with payloads,
+// meets float32 scales that are quiet and signalling NaNs of both signs, or finite; each column
+// has one scale and sees every x code.
+TEST_F(KernelsOnEveryTarget, NaNTimesNaNGivesTheScalesNaNWithPerElementScales) {
+  const uint32_t nan_scales[] = {0x7FC0'0000u, 0xFFC1'2345u, 0x7F80'0001u, 0xFFA0'0000u};
+  auto scale = make_storage(E::kFloat32, 256, [&](uint64_t j) {
+    return j % 2 == 0 ? nan_scales[(j / 2) % 4] : std::bit_cast<uint32_t>(0.25f + static_cast<float>(j));
+  });
+  const Sweep sweep{{256, 256}, 1, 0, false};
+  const std::vector<int64_t> scale_shape = {256};
+  // float16 / bfloat16 x: NaNs with payloads (quiet, signalling, both signs) among finite codes.
+  const uint32_t half_nans[] = {0x7E00u, 0xFD01u, 0x7C01u, 0xFFFFu};
+  const uint32_t bf16_nans[] = {0x7FC0u, 0xFF81u, 0x7F81u, 0xFFFFu};
+  for (int64_t target : kernels::supported_targets()) {
+    kernels::force_target(target);
+    const std::string target_text = kernels::target_name(target);
+    for (E x_type : {E::kFloat8E4M3FN, E::kFloat8E4M3FNUZ, E::kFloat8E5M2, E::kFloat8E5M2FNUZ, E::kFloat16, E::kBfloat16}) {
+      const bool half = x_type == E::kFloat16 || x_type == E::kBfloat16;
+      auto x = make_storage(x_type, 65536, [&](uint64_t i) -> uint32_t {
+        const uint32_t k = static_cast<uint32_t>(i / 256 + i % 256) % 256;  // column j sees every k
+        if (!half) return k;
+        if (k % 4 == 0) return (x_type == E::kFloat16 ? half_nans : bf16_nans)[(k / 4) % 4];
+        return codec::encode_float(info(x_type), static_cast<double>(k) - 100.0, codec::Overflow::kInfOrNan);
+      });
+      for (E out : {E::kFloat32, E::kFloat16, E::kBfloat16}) {
+        const TensorView xv{x_type, sweep.shape, x.data()};
+        const TensorView sv{E::kFloat32, scale_shape, scale.data()};
+        Result<Plan> plan = Status::internal("unplanned");
+        if (half) {  // Quark's ExtendedDequantizeLinear takes float16 / bfloat16 x, to float32 only
+          if (out != E::kFloat32) continue;
+          plan = plan_extended_dequantize_linear(xv, sv, nullptr, 1);
+        } else {
+          DequantizeLinearAttributes a;
+          a.axis = 1;
+          a.output_dtype = static_cast<int64_t>(out);
+          plan = plan_dequantize_linear(xv, sv, nullptr, a);
+        }
+        ASSERT_TRUE(plan.ok()) << plan.status().message();
+        ASSERT_TRUE(kernels::covers(plan.value()));
+        if (!same_as_reference(plan.value(), sweep, target_text + " " + std::string(name(x_type)))) return;
+      }
+    }
+  }
+}
+
 // Every float16 / bfloat16 code as the quotient itself (scales of 1 of x's type, divided in x's
 // precision) to every float8 type and float4e2m1, saturating or not, per-axis on either axis and
 // blocked along either: on AVX-512 these quotients are looked up in the code tables
