@@ -21,11 +21,11 @@ struct Format {
   bool widening_keeps_nan_payload;
 
   constexpr int sign_shift() const { return exponent_bits + mantissa_bits; }
+  // All-ones exponent, zero mantissa: infinity where the format has one (e5m2 0x7C), e8m0's NaN.
+  constexpr uint32_t exponent_ones() const { return ((1u << exponent_bits) - 1u) << mantissa_bits; }
   // The magnitude code a NaN encodes to: IEEE's quiet NaN (all-ones exponent, top mantissa bit
   // set: e5m2 0x7E, float16 0x7E00), all ones (e4m3fn 0x7F), FNUZ's 1000...0 (0x80, the spelling
   // of -0) or e8m0's 0xFF. float4e2m1 has no NaN: 0 here, and the encoders write its NaN as +max.
-  // All-ones exponent, zero mantissa: infinity where the format has one (e5m2 0x7C), e8m0's NaN.
-  constexpr uint32_t exponent_ones() const { return ((1u << exponent_bits) - 1u) << mantissa_bits; }
   constexpr uint32_t nan_code() const {
     switch (nan_style) {
       case NanStyle::kIeee: return exponent_ones() | (1u << (mantissa_bits - 1));
