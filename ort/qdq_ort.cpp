@@ -109,16 +109,18 @@ class PlanCache {
     }
     plan->x = x.view();
     plan->scale = scale.view();
-    if (zero_point != nullptr) plan->zero_point = zero_point->view();
+    if (zero_point != nullptr) plan->zero_point = zero_point->view();  // else the key said absent
     return plan;
   }
 
   void keep(const qdq::Plan& plan, const Tensor& x, const Tensor& scale, const Tensor* zero_point) const {
     std::vector<int64_t> key;
     for (const Tensor* t : {&x, &scale, zero_point}) append(t, &key);
+    qdq::Plan kept = plan;
+    kept.x = kept.scale = kept.zero_point = {};  // views of this run's tensors; find() sets them
     const std::lock_guard<std::mutex> lock(mutex_);
     key_ = std::move(key);
-    plan_ = plan;
+    plan_ = std::move(kept);
   }
 
  private:

@@ -296,3 +296,30 @@ def test_a_float8_zero_point_is_checked_on_every_run():
     with pytest.raises(Exception, match="element 1 is 1.*zero points must be 0"):
         run([0, 1])
     np.testing.assert_array_equal(run([0, -0.0]), want.reshape(-1))
+
+
+def test_one_session_run_from_several_threads_at_once():
+    """ORT lets several threads run one session at once, so a node's kept plan is read and replaced
+    concurrently: each thread feeds its own shape and values and must get its own bits."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    node = helper.make_node("ExtendedDequantizeLinear", ["x", "s", "zp"], ["y"], domain="com.amd.quark", axis=0)
+    sess = session([node], [helper.make_tensor_value_info("x", TP.INT8, ["a", "b"]),
+                            helper.make_tensor_value_info("s", TP.FLOAT, ["a"]),
+                            helper.make_tensor_value_info("zp", TP.INT8, ["a"])],
+                   [helper.make_tensor_value_info("y", TP.FLOAT, ["a", "b"])], [], 1, ["com.amd.quark"])
+
+    def work(worker: int) -> int:
+        rng = np.random.default_rng([SEED, worker])
+        for run in range(60):
+            shape = (1 + (worker + run) % 4, 33 + 31 * worker)
+            x = rng.integers(-128, 128, size=shape).astype(np.int8)
+            scale = (rng.random(shape[0]) + 0.01).astype(np.float32)
+            zp = rng.integers(-5, 6, size=shape[0]).astype(np.int8)
+            (got,) = sess.run(None, {"x": x, "s": scale, "zp": zp})
+            want = qdq.extended_dequantize_linear(x, scale, zp, axis=0)
+            np.testing.assert_array_equal(got, want, err_msg=f"worker {worker}, run {run}")
+        return worker
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert sorted(pool.map(work, range(4))) == [0, 1, 2, 3]

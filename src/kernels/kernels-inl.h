@@ -755,6 +755,12 @@ W LoadOne(const ElementTypeInfo& type, const void* data, uint64_t index, SubByte
   if (const W* direct = DirectValues<W>(type, data, index)) {
     W value;
     std::memcpy(&value, direct, sizeof(W));  // the caller's tensor may sit off W's alignment
+    if constexpr (std::is_same_v<W, float>) {
+      // A signalling NaN quieted, payload and sign kept, as the codec's trip through double did: a
+      // CPU that prefers a signalling operand's NaN (Arm) would otherwise return it from x / s where
+      // x is NaN too, and the reference returns x's.
+      if (std::isnan(value)) value = std::bit_cast<float>(std::bit_cast<uint32_t>(value) | 0x0040'0000u);
+    }
     return value;
   }
   if constexpr (std::is_same_v<W, float>) {
@@ -2613,19 +2619,21 @@ HWY_INLINE VF DequantizedProduct(VF v, VF s) {
 // same (the select was three of the nine vector operations of 64K DQ uint8 -> float32
 // per-axis-last, a third of its time):
 // - x without NaN (integers, float4e2m1): only the scale can be NaN, and the multiplication
-//   returns it quieted on x86 and Arm (IEEE 754's recommended propagation of a single NaN operand,
-//   which both implement; Arm outside its default-NaN mode, which Linux leaves off).
+//   returns it quieted on x86 and 64-bit Arm (IEEE 754's recommended propagation of a single NaN
+//   operand, which both implement; Arm outside its default-NaN mode, which Linux leaves off there;
+//   32-bit NEON always returns the default NaN).
 // - x with NaN, on AVX2 and AVX-512: of two NaN operands x86 returns the first source's, quieted,
 //   so the scale goes first. asm spells that order: the compiler may swap a product's operands.
 // Elsewhere the select stays (RISC-V returns the canonical NaN; Arm prefers a signalling one).
 template <class Input>
 HWY_INLINE VF ScaledProduct(VF v, VF s) {
-#if HWY_ARCH_X86 || HWY_ARCH_ARM
+#if HWY_ARCH_X86 || HWY_ARCH_ARM_A64
   if constexpr (!Input::kHasNaN) return hn::Mul(v, s);
 #endif
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && defined(__GNUC__)
   VF product;
-  asm("vmulps %2, %1, %0" : "=v"(product.raw) : "v"(s.raw), "v"(v.raw));  // AT&T: %1 = s is the first source
+  // s (%1) is the first source in either assembler dialect (AT&T | Intel).
+  asm("vmulps {%2, %1, %0|%0, %1, %2}" : "=v"(product.raw) : "v"(s.raw), "v"(v.raw));
   return product;
 #else
   return DequantizedProduct(v, s);
