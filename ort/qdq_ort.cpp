@@ -101,12 +101,13 @@ class PlanCache {
  public:
   // A copy of the kept plan if it was made for these inputs, with their data; else nullopt.
   std::optional<qdq::Plan> find(const Tensor& x, const Tensor& scale, const Tensor* zero_point) const {
-    std::optional<qdq::Plan> plan;
+    std::shared_ptr<const qdq::Plan> shared;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
-      if (!plan_ || !matches(x, scale, zero_point)) return plan;
-      plan = *plan_;
+      if (!plan_ || !matches(x, scale, zero_point)) return std::nullopt;
+      shared = plan_;  // copied outside the lock: a Plan copy allocates
     }
+    std::optional<qdq::Plan> plan(*shared);
     plan->x = x.view();
     plan->scale = scale.view();
     if (zero_point != nullptr) plan->zero_point = zero_point->view();  // else the key said absent
@@ -116,8 +117,8 @@ class PlanCache {
   void keep(const qdq::Plan& plan, const Tensor& x, const Tensor& scale, const Tensor* zero_point) const {
     std::vector<int64_t> key;
     for (const Tensor* t : {&x, &scale, zero_point}) append(t, &key);
-    qdq::Plan kept = plan;
-    kept.x = kept.scale = kept.zero_point = {};  // views of this run's tensors; find() sets them
+    auto kept = std::make_shared<qdq::Plan>(plan);
+    kept->x = kept->scale = kept->zero_point = {};  // views of this run's tensors; find() sets them
     const std::lock_guard<std::mutex> lock(mutex_);
     key_ = std::move(key);
     plan_ = std::move(kept);
@@ -157,7 +158,7 @@ class PlanCache {
 
   mutable std::mutex mutex_;
   mutable std::vector<int64_t> key_;
-  mutable std::optional<qdq::Plan> plan_;
+  mutable std::shared_ptr<const qdq::Plan> plan_;
 };
 
 // Attributes read once per node.
@@ -349,14 +350,10 @@ OrtStatus* compute(const Kernel& kernel, OrtKernelContext* context) {
   if (kernel.kind == OpKind::kOnnxQuantizeDequantize) return compute_fake_quant(kernel, context, x, scale, zp);
 
   const Tensor* zero_point_tensor = has_zero_point ? &zero_point : nullptr;
-  qdq::Result<qdq::Plan> plan = qdq::Status::internal("unknown operator");
-  if (std::optional<qdq::Plan> kept = kernel.plans.find(x, scale, zero_point_tensor)) {
-    plan = std::move(*kept);
-  } else {
-    plan = make_plan(kernel, x, scale, zp);
-    if (plan.ok() && !plan_reads_values(kernel, zero_point_tensor)) {
-      kernel.plans.keep(plan.value(), x, scale, zero_point_tensor);
-    }
+  std::optional<qdq::Plan> kept = kernel.plans.find(x, scale, zero_point_tensor);
+  qdq::Result<qdq::Plan> plan = kept ? std::move(*kept) : make_plan(kernel, x, scale, zp);
+  if (!kept && plan.ok() && !plan_reads_values(kernel, zero_point_tensor)) {
+    kernel.plans.keep(plan.value(), x, scale, zero_point_tensor);
   }
   if (!plan.ok()) return error(plan.status().message());
 
