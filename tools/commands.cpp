@@ -37,7 +37,7 @@ constexpr SubByteLayout kLayout = SubByteLayout::kOneCodePerByte;
 struct Tensor {
   ElementType type = ElementType::kUndefined;
   std::vector<int64_t> shape;
-  std::vector<unsigned char> bytes;
+  ByteBuffer bytes;
 
   uint64_t count() const {
     uint64_t n = 1;
@@ -49,10 +49,19 @@ struct Tensor {
   MutableTensorView mutable_view() { return {type, shape, bytes.data(), kLayout}; }
 };
 
+// A zero-filled tensor (scales, zero points: a zero zero point is a meaningful default).
 Tensor make_tensor(ElementType type, std::vector<int64_t> shape) {
   Tensor t{type, std::move(shape), {}};
-  // At least one byte, so that an empty tensor still has a non-null data pointer.
-  t.bytes.assign(std::max<uint64_t>(storage_bytes(type, t.count(), kLayout), 1), 0);
+  t.bytes = ByteBuffer::zeros(storage_bytes(type, t.count(), kLayout));
+  return t;
+}
+
+// A kernel's output: left unwritten, since execute() writes every byte of it (Python's door hands
+// the kernels recycled buffers on the same rule), and zero-filling 64 MiB first would cost as much
+// as the kernel.
+Tensor make_output(ElementType type, std::vector<int64_t> shape) {
+  Tensor t{type, std::move(shape), {}};
+  t.bytes = ByteBuffer(storage_bytes(type, t.count(), kLayout));
   return t;
 }
 
@@ -132,7 +141,7 @@ Result<Tensor> load_tensor(const std::string& path, const char* role, std::optio
                            const char* flag) {
   Result<NpyArray> file = read_npy(path);
   if (!file.ok()) return file.status();
-  const NpyArray& array = file.value();
+  NpyArray& array = file.value();
   const std::optional<ElementType> native = native_type(array.descr);
   const std::string where = std::string(role) + " ('" + path + "')";
 
@@ -165,25 +174,25 @@ Result<Tensor> load_tensor(const std::string& path, const char* role, std::optio
                                     ", which qdq does not handle (convert it, e.g. x.astype(np.float32))");
   }
 
-  Tensor tensor = make_tensor(type, array.shape);
   const ElementTypeInfo& row = info(type);
   if (from_codes && row.is_packed()) {
     // A byte with bits above the type's width is not a code of that type; reject it rather than
     // silently dropping the high bits. One OR over the bytes (vectorized) finds whether any is.
+    const unsigned char* begin = array.data.data();
+    const unsigned char* end = begin + array.data.size();
     unsigned char any = 0;
-    for (unsigned char byte : array.data) any = static_cast<unsigned char>(any | byte);
+    for (const unsigned char* byte = begin; byte != end; ++byte) any = static_cast<unsigned char>(any | *byte);
     if (any >> row.bits) {
-      const auto bad = std::find_if(array.data.begin(), array.data.end(),
-                                    [&](unsigned char byte) { return (byte >> row.bits) != 0; });
+      const unsigned char* bad = std::find_if(begin, end, [&](unsigned char byte) { return (byte >> row.bits) != 0; });
       char text[160];
       std::snprintf(text, sizeof text, " has byte 0x%02x at flat index %llu, which is not a %d-bit %s code", *bad,
-                    static_cast<unsigned long long>(bad - array.data.begin()), static_cast<int>(row.bits),
+                    static_cast<unsigned long long>(bad - begin), static_cast<int>(row.bits),
                     std::string(name(type)).c_str());
       return Status::invalid_argument(where + text);
     }
   }
-  if (!array.data.empty()) std::memcpy(tensor.bytes.data(), array.data.data(), array.data.size());
-  return tensor;
+  // The file's element bytes are the tensor's storage as read: numpy's layout is the core's.
+  return Tensor{type, std::move(array.shape), std::move(array.data)};
 }
 
 // How a type is written to .npy, for the "wrote ..." lines and --help.
@@ -488,7 +497,7 @@ Result<Quantized> quantize(const QuantizeOptions& options) {
                                                            options.feature_level))
                           : plan_quantize_linear(q.x.view(), q.scale.view(), zp, attributes);
   if (!plan.ok()) return plan.status();
-  q.y = make_tensor(plan.value().output_type, q.x.shape);
+  q.y = make_output(plan.value().output_type, q.x.shape);
   Status status = execute(plan.value(), q.y.mutable_view());
   if (!status.ok()) return status;
   return q;
@@ -560,7 +569,7 @@ Status run_dequantize(const DequantizeOptions& options) {
                                            output_type.value().value_or(ElementType::kUndefined), options.feature_level))
           : plan_dequantize_linear(x.value().view(), scale.value().view(), zp, attributes);
   if (!plan.ok()) return plan.status();
-  Tensor y = make_tensor(plan.value().output_type, x.value().shape);
+  Tensor y = make_output(plan.value().output_type, x.value().shape);
   Status status = execute(plan.value(), y.mutable_view());
   if (status.ok()) status = save_tensor(options.output, y);
   if (!status.ok()) return status;
@@ -591,7 +600,7 @@ Status run_roundtrip(const QuantizeOptions& options) {
                                                            ElementType::kUndefined, options.feature_level))
                           : plan_dequantize_linear(q.y.view(), q.scale.view(), zp, attributes);
   if (!plan.ok()) return plan.status();
-  Tensor restored = make_tensor(plan.value().output_type, q.x.shape);
+  Tensor restored = make_output(plan.value().output_type, q.x.shape);
   Status status = execute(plan.value(), restored.mutable_view());
   if (!status.ok()) return status;
 

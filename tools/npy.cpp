@@ -1,10 +1,16 @@
 // .npy reading and writing; see npy.h for the format.
 #include "npy.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <string_view>
 
@@ -16,27 +22,104 @@ constexpr size_t kMagicSize = 6;
 // numpy pads the preamble (magic, version, length, header) to a multiple of 64 so that the data
 // that follows can be memory-mapped with any element alignment; we do the same when writing.
 constexpr size_t kAlignment = 64;
+// Linux moves at most 0x7ffff000 bytes per read() or write(); larger tensors take several calls.
+constexpr size_t kMaxIo = size_t{1} << 30;
+constexpr size_t kHugePage = size_t{2} << 20;
 
 Status file_error(const std::string& path, const std::string& what) {
   return Status::invalid_argument("'" + path + "': " + what);
 }
 
-// Reads a whole file. Input tensors are read once and used whole, so there is nothing to gain
-// from streaming, and having the size up front lets the header be checked against it.
-Result<std::vector<unsigned char>> read_file(const std::string& path) {
-  errno = 0;
-  FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return file_error(path, std::string("cannot open: ") + std::strerror(errno));
-  std::vector<unsigned char> bytes;
-  unsigned char buffer[1 << 16];
-  size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0) bytes.insert(bytes.end(), buffer, buffer + got);
-  // A directory opens on Linux but fails to read (EISDIR); report it instead of "too short".
-  const bool failed = std::ferror(file) != 0;
-  const int read_errno = errno;
-  std::fclose(file);
-  if (failed) return file_error(path, std::string("cannot read: ") + std::strerror(read_errno));
-  return bytes;
+// Reads until `size` bytes have arrived or the file ends, through short reads and EINTR. Returns
+// the count read, or -1 with errno set.
+ssize_t read_fully(int fd, unsigned char* into, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t got = ::read(fd, into + done, std::min<size_t>(size - done, kMaxIo));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return -1;
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+bool write_fully(int fd, const unsigned char* from, size_t size) {
+  while (size > 0) {
+    const ssize_t put = ::write(fd, from, std::min<size_t>(size, kMaxIo));
+    if (put < 0 && errno == EINTR) continue;
+    if (put < 0) return false;
+    if (put == 0) {  // not seen from a regular file; a failure rather than a loop that never ends
+      errno = EIO;
+      return false;
+    }
+    from += put;
+    size -= static_cast<size_t>(put);
+  }
+  return true;
+}
+
+// An open file descriptor, closed when it goes out of scope.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  // Closes now and reports close()'s result: a write's failure (a full disk, NFS) may show only here.
+  int close() {
+    const int result = ::close(fd_);
+    fd_ = -1;
+    return result;
+  }
+
+ private:
+  int fd_;
+};
+
+// The input being read: where it is and, for a regular file, how many bytes are left in it.
+struct Source {
+  const std::string& path;
+  int fd;
+  std::optional<uint64_t> left;  // unknown for a pipe or a device
+};
+
+// Reads up to `limit` bytes. From a regular file that is one buffer of the size the file has left
+// and one read; from a stream the buffer grows as bytes arrive, so a header that promises more than
+// the stream holds cannot make the tool allocate what it promises.
+Result<ByteBuffer> read_up_to(Source& source, uint64_t limit) {
+  constexpr uint64_t kStreamChunk = uint64_t{1} << 20;
+  const uint64_t first = source.left ? std::min(limit, *source.left) : std::min(limit, kStreamChunk);
+  ByteBuffer buffer(static_cast<size_t>(first));
+  uint64_t have = 0;
+  while (true) {
+    const ssize_t got = read_fully(source.fd, buffer.data() + have, buffer.size() - have);
+    if (got < 0) return file_error(source.path, std::string("cannot read: ") + std::strerror(errno));
+    have += static_cast<uint64_t>(got);
+    if (have < buffer.size() || have == limit) break;  // the end of the file, or all that was asked
+    ByteBuffer larger(static_cast<size_t>(std::min(limit, 2 * have)));
+    std::memcpy(larger.data(), buffer.data(), have);
+    buffer = std::move(larger);
+  }
+  if (source.left) *source.left -= std::min(*source.left, have);
+  buffer.shrink(static_cast<size_t>(have));
+  return buffer;
+}
+
+// Counts (and drops) whatever is left of a stream, for the message about bytes past the data.
+Result<uint64_t> count_rest(Source& source) {
+  if (source.left) return *source.left;
+  unsigned char scratch[1 << 16];
+  uint64_t rest = 0;
+  while (true) {
+    const ssize_t got = read_fully(source.fd, scratch, sizeof scratch);
+    if (got < 0) return file_error(source.path, std::string("cannot read: ") + std::strerror(errno));
+    rest += static_cast<uint64_t>(got);
+    if (static_cast<size_t>(got) < sizeof scratch) return rest;
+  }
 }
 
 // A cursor over the header's dict literal. numpy writes it with repr(), so it is a small subset
@@ -139,6 +222,36 @@ Result<std::pair<std::string, size_t>> normalise_descr(const std::string& path, 
 
 }  // namespace
 
+ByteBuffer::ByteBuffer(size_t size) : size_(size) {
+  const size_t alignment = size >= kHugePage ? kHugePage : kAlignment;
+  // Whole huge pages, so that the advice below covers every page of the buffer; at least one byte,
+  // so that an empty tensor still has a non-null data pointer.
+  const size_t rounded = (std::max<size_t>(size, 1) + alignment - 1) / alignment * alignment;
+  bytes_ = {static_cast<unsigned char*>(::operator new[](rounded, std::align_val_t{alignment})), Free{alignment}};
+#if defined(MADV_HUGEPAGE)
+  if (alignment == kHugePage) ::madvise(bytes_.get(), rounded, MADV_HUGEPAGE);  // advice: failure is harmless
+#endif
+}
+
+ByteBuffer ByteBuffer::zeros(size_t size) {
+  ByteBuffer buffer(size);
+  std::memset(buffer.data(), 0, std::max<size_t>(size, 1));
+  return buffer;
+}
+
+ByteBuffer::ByteBuffer(const ByteBuffer& other) : ByteBuffer(other.size_) {
+  if (size_ > 0) std::memcpy(bytes_.get(), other.bytes_.get(), size_);
+}
+
+ByteBuffer& ByteBuffer::operator=(const ByteBuffer& other) {
+  if (this != &other) *this = ByteBuffer(other);
+  return *this;
+}
+
+void ByteBuffer::Free::operator()(unsigned char* pointer) const {
+  ::operator delete[](pointer, std::align_val_t{alignment});
+}
+
 uint64_t NpyArray::count() const {
   uint64_t count = 1;
   for (int64_t d : shape) count *= static_cast<uint64_t>(d);
@@ -152,30 +265,46 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 }
 
 Result<NpyArray> read_npy(const std::string& path) {
-  Result<std::vector<unsigned char>> file = read_file(path);
-  if (!file.ok()) return file.status();
-  const std::vector<unsigned char>& bytes = file.value();
-  if (bytes.size() < kMagicSize + 4 || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) {
+  errno = 0;
+  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.get() < 0) return file_error(path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat status {};
+  if (::fstat(file.get(), &status) != 0) return file_error(path, std::string("cannot read: ") + std::strerror(errno));
+  // A directory opens on Linux but cannot be read; say so instead of "not a .npy file".
+  if (S_ISDIR(status.st_mode)) return file_error(path, std::string("cannot read: ") + std::strerror(EISDIR));
+  Source source{path, file.get(), std::nullopt};
+  if (S_ISREG(status.st_mode)) source.left = static_cast<uint64_t>(status.st_size);
+
+  // Magic (6 bytes), version (2), header length (2 in version 1.0, 4 in 2.0 and 3.0).
+  unsigned char preamble[12];
+  const ssize_t got = read_fully(source.fd, preamble, 10);
+  if (got < 0) return file_error(path, std::string("cannot read: ") + std::strerror(errno));
+  if (got < 10 || std::memcmp(preamble, kMagic, kMagicSize) != 0) {
     return file_error(path, "not a .npy file (no \\x93NUMPY magic)");
   }
-  const int major = bytes[6], minor = bytes[7];
-  size_t header_length = 0, header_start = 0;
+  if (source.left) *source.left -= 10;
+  const int major = preamble[6], minor = preamble[7];
+  size_t header_length = 0, header_start = 10;
   if (major == 1) {
-    header_length = bytes[8] | (static_cast<size_t>(bytes[9]) << 8);
-    header_start = 10;
+    header_length = preamble[8] | (static_cast<size_t>(preamble[9]) << 8);
   } else if (major == 2 || major == 3) {  // 3.0 differs from 2.0 only in allowing UTF-8 names
-    if (bytes.size() < 12) return file_error(path, "malformed .npy file: truncated header length");
-    header_length = bytes[8] | (static_cast<size_t>(bytes[9]) << 8) | (static_cast<size_t>(bytes[10]) << 16) |
-                    (static_cast<size_t>(bytes[11]) << 24);
+    if (read_fully(source.fd, preamble + 10, 2) != 2) {
+      return file_error(path, "malformed .npy file: truncated header length");
+    }
+    if (source.left) *source.left -= std::min<uint64_t>(*source.left, 2);
+    header_length = preamble[8] | (static_cast<size_t>(preamble[9]) << 8) | (static_cast<size_t>(preamble[10]) << 16) |
+                    (static_cast<size_t>(preamble[11]) << 24);
     header_start = 12;
   } else {
     return file_error(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor));
   }
-  if (header_length > bytes.size() - header_start) {
-    return file_error(path, "malformed .npy file: header length " + std::to_string(header_length) +
-                                " runs past the end of the file");
-  }
-  const std::string_view header(reinterpret_cast<const char*>(bytes.data() + header_start), header_length);
+  const Status past_the_end = file_error(path, "malformed .npy file: header length " + std::to_string(header_length) +
+                                                   " runs past the end of the file");
+  if (source.left && header_length > *source.left) return past_the_end;
+  Result<ByteBuffer> header_bytes = read_up_to(source, header_length);
+  if (!header_bytes.ok()) return header_bytes.status();
+  if (header_bytes.value().size() < header_length) return past_the_end;
+  const std::string_view header(reinterpret_cast<const char*>(header_bytes.value().data()), header_length);
 
   HeaderParser parser(header);
   std::optional<std::string> descr;
@@ -223,14 +352,20 @@ Result<NpyArray> read_npy(const std::string& path) {
       return file_error(path, "malformed .npy header: shape " + shape_text(array.shape) + " is too large");
     }
   }
-  const size_t data_start = header_start + header_length;
-  const uint64_t available = bytes.size() - data_start;
-  if (available != expected) {
+  const auto wrong_size = [&](uint64_t available) {
     return file_error(path, "malformed .npy file: shape " + shape_text(array.shape) + " of " + array.descr +
                                 " needs " + std::to_string(expected) + " data bytes, the file has " +
                                 std::to_string(available));
-  }
-  array.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_start), bytes.end());
+  };
+  // A regular file's size is known: a body of the wrong size is refused before anything is allocated.
+  if (source.left && *source.left != expected) return wrong_size(*source.left);
+  Result<ByteBuffer> data = read_up_to(source, expected);
+  if (!data.ok()) return data.status();
+  if (data.value().size() < expected) return wrong_size(data.value().size());
+  Result<uint64_t> rest = count_rest(source);
+  if (!rest.ok()) return rest.status();
+  if (rest.value() != 0) return wrong_size(expected + rest.value());
+  array.data = std::move(data.value());
   return array;
 }
 
@@ -259,16 +394,27 @@ Status write_npy(const std::string& path, const std::string& descr, const std::v
     prefix += static_cast<char>((length >> 16) & 0xFF);
     prefix += static_cast<char>((length >> 24) & 0xFF);
   }
+  prefix += header;
 
   errno = 0;
-  FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) return file_error(path, std::string("cannot create: ") + std::strerror(errno));
-  bool ok = std::fwrite(prefix.data(), 1, prefix.size(), file) == prefix.size() &&
-            std::fwrite(header.data(), 1, header.size(), file) == header.size() &&
-            (bytes == 0 || std::fwrite(data, 1, bytes, file) == bytes);
+  FileDescriptor file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  if (file.get() < 0) return file_error(path, std::string("cannot create: ") + std::strerror(errno));
+  // The file's blocks are reserved before the write, as np.save does: on ext4 a 64 MiB write into
+  // delayed allocation made the close() of a truncated file start its writeback (auto_da_alloc),
+  // 15-25 ms, and the next truncation slower too; reserved, the write is the copy alone. A full disk
+  // is also refused here, before any data. Where the file system (or the file: a pipe, /dev/null)
+  // cannot reserve, the write goes ahead as it is.
+#if defined(__linux__)
+  if (::fallocate(file.get(), FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(prefix.size() + bytes)) != 0 &&
+      errno == ENOSPC) {
+    return file_error(path, std::string("cannot write: ") + std::strerror(ENOSPC));
+  }
+#endif
+  // The element bytes go from the kernel's output buffer to the file in one write, as they are.
+  bool ok = write_fully(file.get(), reinterpret_cast<const unsigned char*>(prefix.data()), prefix.size()) &&
+            write_fully(file.get(), static_cast<const unsigned char*>(data), bytes);
   int write_errno = errno;
-  // fclose flushes; a full disk often shows up only here.
-  if (std::fclose(file) != 0 && ok) {
+  if (file.close() != 0 && ok) {
     ok = false;
     write_errno = errno;
   }

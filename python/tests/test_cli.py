@@ -10,6 +10,7 @@ The binary is $QDQ_CLI, default <repo>/build/qdq (built by scripts/test.sh).
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
@@ -292,6 +293,76 @@ def test_npy_version_2_input_and_version_1_output(tmp_path):
     header_end = raw.index(b"\n") + 1
     assert header_end % 64 == 0  # numpy's alignment
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), qdq.quantize_linear(x, np.float32(0.1)))
+
+
+def test_large_file_read_and_written_whole(tmp_path):
+    # 2^21 + 3 elements: a body of more than one huge page (the tool's buffers from 2 MiB up are
+    # aligned to 2 MiB and advised as huge pages), an odd size, and an output rewritten in place.
+    x = sample(((1 << 21) + 3,), spread=40.0, seed=5)
+    x_path = save(tmp_path / "x.npy", x)
+    for _ in range(2):  # the second run truncates and rewrites y.npy
+        run("quantize", x_path, tmp_path / "y.npy", "-t", "int4", "-s", 0.5)
+        got = load_as(tmp_path / "y.npy", ml_dtypes.int4)
+        np.testing.assert_array_equal(codes(got), codes(qdq.quantize_linear(x, np.float32(0.5), output_dtype=ml_dtypes.int4)))
+    run("dequantize", tmp_path / "y.npy", tmp_path / "x2.npy", "-t", "int4", "-s", 0.5)
+    np.testing.assert_array_equal(np.load(tmp_path / "x2.npy"),
+                                  qdq.dequantize_linear(load_as(tmp_path / "y.npy", ml_dtypes.int4), np.float32(0.5)))
+
+
+def run_on_stdin(data: bytes, *args) -> subprocess.CompletedProcess:
+    """The CLI reading x from a pipe (/dev/stdin), which has no size to read ahead by."""
+    return subprocess.run([str(CLI), *map(str, args)], input=data, capture_output=True, timeout=120)
+
+
+def test_input_from_a_pipe(tmp_path):
+    # 3 MiB of float32 through a pipe: more than the first 1 MiB piece the reader takes from a stream.
+    x = sample((768, 1024), seed=6)
+    np.save(tmp_path / "x.npy", x)
+    raw = (tmp_path / "x.npy").read_bytes()
+    result = run_on_stdin(raw, "quantize", "/dev/stdin", tmp_path / "y.npy", "-t", "int8", "-s", 0.05)
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"),
+                                  qdq.quantize_linear(x, np.float32(0.05), output_dtype=np.int8))
+
+
+@pytest.mark.parametrize("kind", ["truncated", "trailing", "header-too-long", "garbage", "empty"])
+def test_malformed_input_from_a_pipe(tmp_path, kind):
+    x = sample((64, 1024), seed=7)
+    np.save(tmp_path / "x.npy", x)
+    raw = (tmp_path / "x.npy").read_bytes()
+    data = {"truncated": raw[:-5], "trailing": raw + b"xyz", "header-too-long": b"\x93NUMPY\x01\x00\xff\xff{'descr'",
+            "garbage": b"not numpy at all", "empty": b""}[kind]
+    result = run_on_stdin(data, "quantize", "/dev/stdin", tmp_path / "y.npy", "-t", "int8", "-s", 1)
+    assert result.returncode == 1
+    lines = result.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("qdq: error: '/dev/stdin'"), lines
+    body = len(raw) - 128  # np.save's preamble and header are 128 bytes here
+    expected = {"truncated": f"needs {body} data bytes, the file has {body - 5}",
+                "trailing": f"needs {body} data bytes, the file has {body + 3}",
+                "header-too-long": "header length 65535 runs past the end of the file",
+                "garbage": "not a .npy file", "empty": "not a .npy file"}[kind]
+    assert expected in lines[0]
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_regular_file_sizes_in_messages(tmp_path):
+    # The same messages from a regular file, where the size is known before the body is read.
+    x = sample((8, 8))
+    np.save(tmp_path / "x.npy", x)
+    raw = (tmp_path / "x.npy").read_bytes()
+    (tmp_path / "t.npy").write_bytes(raw + b"xyz")
+    line = run_error("quantize", tmp_path / "t.npy", tmp_path / "y.npy", "-t", "int8", "-s", 1)
+    assert f"needs {len(raw) - 128} data bytes, the file has {len(raw) - 125}" in line
+
+
+def test_output_to_a_pipe(tmp_path):
+    # /dev/stdout as the output: a file whose blocks cannot be reserved (fallocate fails), written anyway.
+    x = sample((16, 16), seed=8)
+    result = subprocess.run([str(CLI), "quantize", str(save(tmp_path / "x.npy", x)), "/dev/stdout", "-t", "int8",
+                             "-s", "0.1"], capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    got = np.load(io.BytesIO(result.stdout[:128 + x.size]))
+    np.testing.assert_array_equal(got, qdq.quantize_linear(x, np.float32(0.1), output_dtype=np.int8))
 
 
 # ------------------------------------------------------------------------------------------------
