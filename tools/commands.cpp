@@ -65,16 +65,6 @@ Tensor make_output(ElementType type, std::vector<int64_t> shape) {
   return t;
 }
 
-// The bit pattern of element i (types of 32 bits or fewer; little-endian storage).
-uint32_t get_code(const Tensor& t, uint64_t i) {
-  const ElementTypeInfo& row = info(t.type);
-  if (row.is_packed()) return t.bytes[i] & ((1u << row.bits) - 1u);
-  uint32_t code = 0;
-  const int width = row.bytes_per_element();
-  for (int b = 0; b < width; ++b) code |= static_cast<uint32_t>(t.bytes[i * width + b]) << (8 * b);
-  return code;
-}
-
 void set_code(Tensor& t, uint64_t i, uint32_t code) {
   const ElementTypeInfo& row = info(t.type);
   if (row.is_packed()) {
@@ -217,8 +207,7 @@ void print_wrote(const std::string& path, const Tensor& tensor, const std::strin
 }
 
 // ---------------------------------------------------------------------------------------------
-// Values as doubles (for calibration and error statistics). Every type decoded here converts to
-// double exactly.
+// Values as doubles (for error statistics). Every type decoded here converts to double exactly.
 
 double half_to_double(uint16_t h) {
   const int exponent = (h >> 10) & 0x1F;
@@ -229,32 +218,71 @@ double half_to_double(uint16_t h) {
   return sign * std::ldexp(mantissa + 1024, exponent - 25);
 }
 
-float bits_to_float(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
+// Element i of little-endian storage as a T (memcpy: the buffer holds bytes, not Ts).
+template <class T>
+T load_element(const unsigned char* bytes, uint64_t i) {
+  T value;
+  std::memcpy(&value, bytes + i * sizeof(T), sizeof(T));
+  return value;
 }
 
-Result<std::vector<double>> values_as_double(const Tensor& t, const char* role) {
-  std::vector<double> values(t.count());
-  for (uint64_t i = 0; i < values.size(); ++i) {
-    const uint32_t code = get_code(t, i);
-    switch (t.type) {
-      case ElementType::kFloat32: values[i] = bits_to_float(code); break;
-      case ElementType::kFloat16: values[i] = half_to_double(static_cast<uint16_t>(code)); break;
-      case ElementType::kBfloat16: values[i] = bits_to_float(code << 16); break;
-      case ElementType::kInt32: values[i] = static_cast<int32_t>(code); break;
-      case ElementType::kUint32: values[i] = code; break;
-      case ElementType::kInt16: values[i] = static_cast<int16_t>(code); break;
-      case ElementType::kUint16: values[i] = code; break;
-      case ElementType::kInt8: values[i] = static_cast<int8_t>(code); break;
-      case ElementType::kUint8: values[i] = code; break;
-      default:
-        return Status::invalid_argument(std::string(role) + " has type " + std::string(name(t.type)) +
-                                        "; expected float32, float16, bfloat16 or an integer type");
-    }
+// Calls visit(decode) with decode(i) -> element i as a double, one concrete decoder per type, so that
+// the loop that uses it is compiled per type instead of switching on the type at every element.
+template <class Visit>
+Status with_decoder(const Tensor& t, const char* role, Visit&& visit) {
+  const unsigned char* b = t.bytes.data();
+  switch (t.type) {
+    case ElementType::kFloat32: return visit([b](uint64_t i) { return double{load_element<float>(b, i)}; });
+    case ElementType::kFloat16: return visit([b](uint64_t i) { return half_to_double(load_element<uint16_t>(b, i)); });
+    case ElementType::kBfloat16:
+      return visit([b](uint64_t i) {
+        const uint32_t bits = uint32_t{load_element<uint16_t>(b, i)} << 16;  // bfloat16 is float32's high half
+        float value;
+        std::memcpy(&value, &bits, sizeof value);
+        return double{value};
+      });
+    case ElementType::kInt32: return visit([b](uint64_t i) { return double(load_element<int32_t>(b, i)); });
+    case ElementType::kUint32: return visit([b](uint64_t i) { return double(load_element<uint32_t>(b, i)); });
+    case ElementType::kInt16: return visit([b](uint64_t i) { return double(load_element<int16_t>(b, i)); });
+    case ElementType::kUint16: return visit([b](uint64_t i) { return double(load_element<uint16_t>(b, i)); });
+    case ElementType::kInt8: return visit([b](uint64_t i) { return double(load_element<int8_t>(b, i)); });
+    case ElementType::kUint8: return visit([b](uint64_t i) { return double(load_element<uint8_t>(b, i)); });
+    default:
+      return Status::invalid_argument(std::string(role) + " has type " + std::string(name(t.type)) +
+                                      "; expected float32, float16, bfloat16 or an integer type");
   }
-  return values;
+}
+
+// The error of a round trip, over the elements whose x is finite (a NaN or inf input has no error to
+// measure); `changed` counts every element whose value differs (NaN -> NaN counts as unchanged).
+struct ErrorStatistics {
+  double max_abs = 0.0, sum_abs = 0.0, sum_sq = 0.0, signal = 0.0;
+  uint64_t finite = 0, changed = 0, count = 0;
+};
+
+// One pass over x and its round trip, decoding both as it goes (no double copy of either tensor).
+Result<ErrorStatistics> error_statistics(const Tensor& x, const Tensor& restored) {
+  ErrorStatistics stats;
+  stats.count = x.count();
+  Status status = with_decoder(x, "x", [&](auto x_at) {
+    return with_decoder(restored, "the dequantized tensor", [&](auto r_at) {
+      for (uint64_t i = 0; i < stats.count; ++i) {
+        const double xi = x_at(i), ri = r_at(i);
+        const bool same = xi == ri || (std::isnan(xi) && std::isnan(ri));
+        if (!same) ++stats.changed;
+        if (!std::isfinite(xi)) continue;
+        ++stats.finite;
+        const double error = std::fabs(ri - xi);
+        stats.max_abs = std::max(stats.max_abs, error);
+        stats.sum_abs += error;
+        stats.sum_sq += error * error;
+        stats.signal += xi * xi;
+      }
+      return Status();
+    });
+  });
+  if (!status.ok()) return status;
+  return stats;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -604,30 +632,11 @@ Status run_roundtrip(const QuantizeOptions& options) {
   Status status = execute(plan.value(), restored.mutable_view());
   if (!status.ok()) return status;
 
-  Result<std::vector<double>> x_or = values_as_double(q.x, "x");
-  Result<std::vector<double>> r_or = values_as_double(restored, "the dequantized tensor");
-  if (!x_or.ok()) return x_or.status();
-  if (!r_or.ok()) return r_or.status();
-  const std::vector<double>& xs = x_or.value();
-  const std::vector<double>& rs = r_or.value();
-
-  // Statistics over the elements whose x is finite (a NaN or inf input has no error to measure);
-  // "changed" counts every element whose value differs (NaN -> NaN counts as unchanged).
-  double max_abs = 0.0, sum_abs = 0.0, sum_sq = 0.0, signal = 0.0;
-  uint64_t finite = 0, changed = 0;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    const bool same = xs[i] == rs[i] || (std::isnan(xs[i]) && std::isnan(rs[i]));
-    if (!same) ++changed;
-    if (!std::isfinite(xs[i])) continue;
-    ++finite;
-    const double error = std::fabs(rs[i] - xs[i]);
-    max_abs = std::max(max_abs, error);
-    sum_abs += error;
-    sum_sq += error * error;
-    signal += xs[i] * xs[i];
-  }
-  const double n = finite ? static_cast<double>(finite) : 1.0;
-  const double sqnr = sum_sq > 0 ? 10.0 * std::log10(signal / sum_sq) : INFINITY;
+  Result<ErrorStatistics> statistics = error_statistics(q.x, restored);
+  if (!statistics.ok()) return statistics.status();
+  const ErrorStatistics& stats = statistics.value();
+  const double n = stats.finite ? static_cast<double>(stats.finite) : 1.0;
+  const double sqnr = stats.sum_sq > 0 ? 10.0 * std::log10(stats.signal / stats.sum_sq) : INFINITY;
 
   std::printf("roundtrip: x %s %s -> %s -> %s\n", std::string(name(q.x.type)).c_str(), shape_text(q.x.shape).c_str(),
               std::string(name(q.y.type)).c_str(), std::string(name(restored.type)).c_str());
@@ -637,15 +646,15 @@ Status run_roundtrip(const QuantizeOptions& options) {
     std::memcpy(&s, q.scale.bytes.data(), sizeof s);
     std::printf("scale:          %.9g\n", static_cast<double>(s));
   }
-  std::printf("max abs error:  %.9g\n", max_abs);
-  std::printf("mean abs error: %.9g\n", sum_abs / n);
-  std::printf("RMSE:           %.9g\n", std::sqrt(sum_sq / n));
+  std::printf("max abs error:  %.9g\n", stats.max_abs);
+  std::printf("mean abs error: %.9g\n", stats.sum_abs / n);
+  std::printf("RMSE:           %.9g\n", std::sqrt(stats.sum_sq / n));
   std::printf("SQNR dB:        %.4f\n", sqnr);
-  std::printf("changed:        %llu of %llu elements\n", static_cast<unsigned long long>(changed),
-              static_cast<unsigned long long>(xs.size()));
-  if (finite != xs.size()) {
+  std::printf("changed:        %llu of %llu elements\n", static_cast<unsigned long long>(stats.changed),
+              static_cast<unsigned long long>(stats.count));
+  if (stats.finite != stats.count) {
     std::printf("non-finite x:   %llu elements (left out of the error statistics)\n",
-                static_cast<unsigned long long>(xs.size() - finite));
+                static_cast<unsigned long long>(stats.count - stats.finite));
   }
 
   if (!options.output.empty()) {
