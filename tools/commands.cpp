@@ -8,9 +8,15 @@
 // reads them back). Never as uint8 or uint16: a file must not claim a type its bytes do not have,
 // or reading it back without --type would silently change what it means ('|V1' without --type is
 // refused; '<V2' can only be bfloat16). The conversion between the two happens only in
-// load_tensor and save_tensor below.
+// file_type and file_descr below.
+//
+// quantize and dequantize run the operator over x a chunk of rows at a time (run_in_chunks): x is
+// read from its file and y written to its own as they go, so a command touches each byte once
+// between a file and the cache and maps no memory the size of its tensors.
 #include "commands.h"
 #include "directml.h"
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,7 +24,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -125,64 +133,126 @@ std::string dtype_name(const std::string& descr) {
   }
 }
 
-// Loads a .npy file as a qdq tensor. `declared` is the type the user named for this input
-// (--type, --input-type, --scale-type), `flag` that option's name for messages.
-Result<Tensor> load_tensor(const std::string& path, const char* role, std::optional<ElementType> declared,
-                           const char* flag) {
-  Result<NpyArray> file = read_npy(path);
-  if (!file.ok()) return file.status();
-  NpyArray& array = file.value();
-  const std::optional<ElementType> native = native_type(array.descr);
-  const std::string where = std::string(role) + " ('" + path + "')";
-
+// The qdq type of a .npy file's elements, and whether the file holds it as codes (a type numpy has
+// no dtype for). `declared` is the type the user named for this input (--type, --input-type,
+// --scale-type), `flag` that option's name for messages, `where` the input's name in them.
+struct FileType {
   ElementType type = ElementType::kUndefined;
   bool from_codes = false;
-  if (declared) {
-    if (native == declared) {
-      type = *declared;
-    } else if (holds_codes_of(array.descr, *declared)) {
-      type = *declared;
-      from_codes = true;
-    } else {
-      const std::string expected = *declared == ElementType::kBfloat16 ? "uint16 codes or ml_dtypes bfloat16"
-                                   : native_descr(*declared)        ? std::string(name(*declared))
-                                                                    : "uint8 codes, one per element, or ml_dtypes' " +
-                                                                          std::string(name(*declared));
-      return Status::invalid_argument(where + " holds " + dtype_name(array.descr) + " but " + flag + " is " +
-                                      std::string(name(*declared)) + " (expected " + expected + ")");
-    }
-  } else if (native) {
-    type = *native;
-  } else if (array.descr == "<V2") {
-    type = ElementType::kBfloat16;  // the only 2-byte ml_dtypes type
-    from_codes = true;
-  } else if (array.descr == "|V1" || array.descr == "|f1") {
-    return Status::invalid_argument(where + " holds 1-byte ml_dtypes codes ('" + array.descr +
-                                    "'); say which type with " + flag);
-  } else {
-    return Status::invalid_argument(where + " has dtype " + dtype_name(array.descr) +
-                                    ", which qdq does not handle (convert it, e.g. x.astype(np.float32))");
-  }
+};
 
-  const ElementTypeInfo& row = info(type);
-  if (from_codes && row.is_packed()) {
-    // A byte with bits above the type's width is not a code of that type; reject it rather than
-    // silently dropping the high bits. One OR over the bytes (vectorized) finds whether any is.
-    const unsigned char* begin = array.data.data();
-    const unsigned char* end = begin + array.data.size();
-    unsigned char any = 0;
-    for (const unsigned char* byte = begin; byte != end; ++byte) any = static_cast<unsigned char>(any | *byte);
-    if (any >> row.bits) {
-      const unsigned char* bad = std::find_if(begin, end, [&](unsigned char byte) { return (byte >> row.bits) != 0; });
-      char text[160];
-      std::snprintf(text, sizeof text, " has byte 0x%02x at flat index %llu, which is not a %d-bit %s code", *bad,
-                    static_cast<unsigned long long>(bad - begin), static_cast<int>(row.bits),
-                    std::string(name(type)).c_str());
-      return Status::invalid_argument(where + text);
-    }
+Result<FileType> file_type(const std::string& descr, std::optional<ElementType> declared, const std::string& where,
+                           const char* flag) {
+  const std::optional<ElementType> native = native_type(descr);
+  if (declared) {
+    if (native == declared) return FileType{*declared, false};
+    if (holds_codes_of(descr, *declared)) return FileType{*declared, true};
+    const std::string expected = *declared == ElementType::kBfloat16 ? "uint16 codes or ml_dtypes bfloat16"
+                                 : native_descr(*declared)        ? std::string(name(*declared))
+                                                                  : "uint8 codes, one per element, or ml_dtypes' " +
+                                                                        std::string(name(*declared));
+    return Status::invalid_argument(where + " holds " + dtype_name(descr) + " but " + flag + " is " +
+                                    std::string(name(*declared)) + " (expected " + expected + ")");
+  }
+  if (native) return FileType{*native, false};
+  if (descr == "<V2") return FileType{ElementType::kBfloat16, true};  // the only 2-byte ml_dtypes type
+  if (descr == "|V1" || descr == "|f1") {
+    return Status::invalid_argument(where + " holds 1-byte ml_dtypes codes ('" + descr + "'); say which type with " +
+                                    flag);
+  }
+  return Status::invalid_argument(where + " has dtype " + dtype_name(descr) +
+                                  ", which qdq does not handle (convert it, e.g. x.astype(np.float32))");
+}
+
+// Whether every byte of a file's body is a code of its type. Only 4- and 2-bit types held as
+// codes can fail: a byte with bits above the type's width is not a code of it, and is refused
+// rather than its high bits dropped. One OR over the bytes (vectorized) finds whether any is.
+Status check_codes(const unsigned char* begin, size_t size, const FileType& file, const std::string& where,
+                   uint64_t first_index = 0) {
+  const ElementTypeInfo& row = info(file.type);
+  if (!file.from_codes || !row.is_packed()) return Status();
+  const unsigned char* end = begin + size;
+  unsigned char any = 0;
+  for (const unsigned char* byte = begin; byte != end; ++byte) any = static_cast<unsigned char>(any | *byte);
+  if ((any >> row.bits) == 0) return Status();
+  const unsigned char* bad = std::find_if(begin, end, [&](unsigned char byte) { return (byte >> row.bits) != 0; });
+  char text[160];
+  std::snprintf(text, sizeof text, " has byte 0x%02x at flat index %llu, which is not a %d-bit %s code", *bad,
+                static_cast<unsigned long long>(first_index + static_cast<uint64_t>(bad - begin)), static_cast<int>(row.bits),
+                std::string(name(file.type)).c_str());
+  return Status::invalid_argument(where + text);
+}
+
+std::string input_name(const char* role, const std::string& path) { return std::string(role) + " ('" + path + "')"; }
+
+// Loads a .npy file whole as a qdq tensor (see file_type for the arguments).
+Result<Tensor> load_tensor(const std::string& path, const char* role, std::optional<ElementType> declared,
+                           const char* flag) {
+  Result<NpyReader> reader = NpyReader::open(path);
+  if (!reader.ok()) return reader.status();
+  const std::string where = input_name(role, path);
+  Result<FileType> file = file_type(reader.value().descr(), declared, where, flag);
+  if (!file.ok()) return file.status();
+  Result<ByteBuffer> body = reader.value().read_rest();
+  if (!body.ok()) return body.status();
+  if (Status codes = check_codes(body.value().data(), body.value().size(), file.value(), where); !codes.ok()) {
+    return codes;
   }
   // The file's element bytes are the tensor's storage as read: numpy's layout is the core's.
-  return Tensor{type, std::move(array.shape), std::move(array.data)};
+  return Tensor{file.value().type, reader.value().shape(), std::move(body.value())};
+}
+
+// Whether two paths name the same existing file.
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat first {}, second {};
+  return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 && first.st_dev == second.st_dev &&
+         first.st_ino == second.st_ino;
+}
+
+// The operator's x: loaded whole, or left in its file to be read a chunk of rows at a time while
+// the output is written (run_in_chunks). A regular file streams; a pipe, a file that is also the
+// output, and an x the command needs whole (calibration, roundtrip) are loaded. 4- and 2-bit codes
+// are checked as they are read, so a bad byte in a streaming x is found with part of the output
+// written; the unfinished output is then removed (NpyWriter).
+struct Input {
+  ElementType type = ElementType::kUndefined;
+  FileType file_type;
+  std::string where;  // for messages
+  std::vector<int64_t> shape;
+  std::optional<Tensor> loaded;
+  std::optional<NpyReader> file;  // with its body still to read
+
+  uint64_t count() const {
+    uint64_t n = 1;
+    for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+    return n;
+  }
+};
+
+Result<Input> open_input(const std::string& path, const char* role, std::optional<ElementType> declared,
+                         const char* flag, bool whole, const std::string& output) {
+  Result<NpyReader> reader = NpyReader::open(path);
+  if (!reader.ok()) return reader.status();
+  const std::string where = input_name(role, path);
+  Result<FileType> file = file_type(reader.value().descr(), declared, where, flag);
+  if (!file.ok()) return file.status();
+  Input input;
+  input.type = file.value().type;
+  input.file_type = file.value();
+  input.where = where;
+  input.shape = reader.value().shape();
+  const bool streams = !whole && reader.value().sized() && !same_file(path, output);
+  if (streams) {
+    input.file = std::move(reader.value());
+    return input;
+  }
+  Result<ByteBuffer> body = reader.value().read_rest();
+  if (!body.ok()) return body.status();
+  if (Status codes = check_codes(body.value().data(), body.value().size(), file.value(), where); !codes.ok()) {
+    return codes;
+  }
+  input.loaded = Tensor{input.type, input.shape, std::move(body.value())};
+  return input;
 }
 
 // How a type is written to .npy, for the "wrote ..." lines and --help.
@@ -192,18 +262,26 @@ std::string storage_note(ElementType type) {
   return " as " + codes + " codes (np.load(path).view(ml_dtypes." + std::string(name(type)) + "))";
 }
 
+// The descriptor a tensor of `type` is written with: numpy's own, or codes, bfloat16 two bytes
+// each and the rest (4- and 2-bit types too) one per byte, as the core stores them.
+const char* file_descr(ElementType type) {
+  if (const char* descr = native_descr(type)) return descr;
+  return type == ElementType::kBfloat16 ? "<V2" : "|V1";
+}
+
 Status save_tensor(const std::string& path, const Tensor& tensor) {
-  const uint64_t bytes = storage_bytes(tensor.type, tensor.count(), kLayout);
-  if (const char* descr = native_descr(tensor.type)) return write_npy(path, descr, tensor.shape, tensor.bytes.data(), bytes);
-  // Codes: bfloat16 two bytes each, the rest (4- and 2-bit types too) one per byte already.
-  return write_npy(path, tensor.type == ElementType::kBfloat16 ? "<V2" : "|V1", tensor.shape, tensor.bytes.data(), bytes);
+  return write_npy(path, file_descr(tensor.type), tensor.shape, tensor.bytes.data(),
+                   storage_bytes(tensor.type, tensor.count(), kLayout));
 }
 
 // "wrote y.npy: int4 [4, 6] as uint8 codes (...)", with `what` ("scale, minmax, ...") after it.
+void print_wrote(const std::string& path, ElementType type, const std::vector<int64_t>& shape, const std::string& what) {
+  std::printf("wrote %s: %s %s%s%s\n", path.c_str(), std::string(name(type)).c_str(), shape_text(shape).c_str(),
+              what.empty() ? "" : (" " + what).c_str(), storage_note(type).c_str());
+}
+
 void print_wrote(const std::string& path, const Tensor& tensor, const std::string& what) {
-  std::printf("wrote %s: %s %s%s%s\n", path.c_str(), std::string(name(tensor.type)).c_str(),
-              shape_text(tensor.shape).c_str(), what.empty() ? "" : (" " + what).c_str(),
-              storage_note(tensor.type).c_str());
+  print_wrote(path, tensor.type, tensor.shape, what);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -297,12 +375,6 @@ std::optional<double> parse_number(const std::string& text) {
   const double value = std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || errno == ERANGE) return std::nullopt;
   return value;
-}
-
-std::string number_text(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.9g", value);
-  return text;
 }
 
 Result<std::optional<ElementType>> optional_type(const std::string& text) {
@@ -449,32 +521,162 @@ void to_elementwise_shape(Tensor& t, size_t x_rank, int64_t axis) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Quantize (shared by quantize and roundtrip).
+// Running an operator over x in chunks of rows.
+//
+// The output is computed a chunk of x's first dimension at a time into one buffer and written to
+// its file as it goes, and a streaming x is read the same way: each chunk is in the cache from its
+// read to its write, and the tool maps no memory the size of the tensor (a fresh 64 MiB buffer
+// costs the OS as much to zero as the kernel takes to fill it). Every element's result depends
+// only on its own x, scale and zero point, so the chunks' results are the whole tensor's.
 
-struct Quantized {
-  Tensor x, y, scale, zero_point;
+// How the operator's front door is called: on the whole tensor first (every rule checked before
+// the output file is created), then on each chunk with the scale and zero point rows it uses.
+using Planner = std::function<Result<Plan>(const TensorView& x, const TensorView& scale, const TensorView* zero_point)>;
+
+// Elements per chunk: x and y of one chunk (4 bytes an element at most) take 8 MiB at most. Each
+// chunk is still split over the pool's threads (a call of 2^17 elements or more is), and stays
+// below the kernels' streaming-store size (kStreamingOutputBytes), so its y is in the cache for
+// the write. The environment variable QDQ_CLI_CHUNK_ELEMENTS sets another (tests run many chunks
+// over small tensors with it; bench/cli_door.py can compare sizes).
+uint64_t chunk_elements() {
+  constexpr uint64_t kDefault = uint64_t{1} << 20;
+  const char* text = std::getenv("QDQ_CLI_CHUNK_ELEMENTS");
+  if (text == nullptr || *text == '\0') return kDefault;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  return *end == '\0' && value > 0 ? value : kDefault;
+}
+
+// Rows of a tensor: its shape with fewer rows, and where they start.
+struct TensorRows {
+  ElementType type = ElementType::kUndefined;
+  std::vector<int64_t> shape;
+  const unsigned char* data = nullptr;
+
+  TensorView view() const { return {type, shape, data, kLayout}; }
+};
+
+// The part of a scale or zero point that rows [first, last) of x's first dimension use, or
+// nullopt where the tool cannot tell it (the tensor then runs as one chunk). `axis` is the
+// operator's axis attribute normalised to x's rank, `block_size` its block size (0: none).
+std::optional<TensorRows> rows_of(const Tensor& t, const std::vector<int64_t>& x_shape, int64_t axis,
+                                  int64_t block_size, int64_t first, int64_t last) {
+  TensorRows whole{t.type, t.shape, t.bytes.data()};
+  if (t.count() == 1) return whole;  // per-tensor, or a broadcast of one value
+  int64_t begin = first, end = last;
+  if (block_size > 0 && axis == 0) {  // blocks along the first dimension: chunks start on a block
+    begin = first / block_size;
+    end = (last + block_size - 1) / block_size;
+  }
+  if (t.shape.size() == 1 && !x_shape.empty()) {
+    if (axis != 0) return whole;  // one value per index of another dimension: every chunk uses all
+  } else if (t.shape.size() == x_shape.size() && t.shape.size() >= 2) {
+    if (t.shape[0] == 1) return whole;  // broadcast along the first dimension
+  } else {
+    return std::nullopt;
+  }
+  if (t.shape[0] < end) return std::nullopt;
+  const uint64_t row = t.count() / static_cast<uint64_t>(t.shape[0]);
+  TensorRows rows = whole;
+  rows.shape[0] = end - begin;
+  rows.data = t.bytes.data() + storage_bytes(t.type, static_cast<uint64_t>(begin) * row, kLayout);
+  return rows;
+}
+
+struct Slicing {
+  int64_t axis = 1;  // the operator's axis attribute as given (normalised here)
+  int64_t block_size = 0;
+};
+
+// Runs planner's operator over x, writing y to `output`; returns y's type.
+Result<ElementType> run_in_chunks(Input& x, const Tensor& scale, const Tensor* zero_point, const Planner& planner,
+                                  const Slicing& slicing, const std::string& output) {
+  const uint64_t count = x.count();
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  const int64_t first_dim = rank > 0 ? x.shape[0] : 1;
+  const uint64_t row_elements = rank > 0 && first_dim > 0 ? count / static_cast<uint64_t>(first_dim) : count;
+  const int64_t axis = rank > 0 ? ((slicing.axis % rank) + rank) % rank : 0;
+  int64_t rows = first_dim;
+  if (rank > 0 && row_elements > 0) {
+    rows = static_cast<int64_t>(std::max<uint64_t>(1, chunk_elements() / row_elements));
+    if (slicing.block_size > 0 && axis == 0) rows = (rows + slicing.block_size - 1) / slicing.block_size * slicing.block_size;
+    rows = std::min(rows, first_dim);
+  }
+  // Where the scale's or zero point's rows cannot be told, one chunk.
+  const bool sliceable = rows == first_dim ||
+                         (rows_of(scale, x.shape, axis, slicing.block_size, 0, rows) &&
+                          (zero_point == nullptr || rows_of(*zero_point, x.shape, axis, slicing.block_size, 0, rows)));
+  if (!sliceable) rows = first_dim;
+  const uint64_t chunk_elements = std::max<uint64_t>(1, static_cast<uint64_t>(rows) * row_elements);
+
+  // x's chunk buffer (a streaming x), and the whole plan on it: a stand-in for the checks, which
+  // read no x value (the zero point's, where a rule needs them).
+  ByteBuffer x_chunk(x.file ? storage_bytes(x.type, chunk_elements, kLayout) : 0);
+  const TensorView x_whole{x.type, x.shape, x.loaded ? x.loaded->bytes.data() : x_chunk.data(), kLayout};
+  const TensorView zp_whole = zero_point ? zero_point->view() : TensorView{};
+  Result<Plan> whole = planner(x_whole, scale.view(), zero_point ? &zp_whole : nullptr);
+  if (!whole.ok()) return whole.status();
+  const ElementType y_type = whole.value().output_type;
+
+  const uint64_t y_bytes = storage_bytes(y_type, count, kLayout);
+  Result<NpyWriter> writer = NpyWriter::create(output, file_descr(y_type), x.shape, y_bytes);
+  if (!writer.ok()) return writer.status();
+  ByteBuffer y_chunk(storage_bytes(y_type, std::min(chunk_elements, count), kLayout));
+
+  for (int64_t first = 0; first < first_dim || (first == 0 && rank == 0); first += std::max<int64_t>(rows, 1)) {
+    const int64_t last = rank > 0 ? std::min(first_dim, first + rows) : 1;
+    const uint64_t elements = rank > 0 ? static_cast<uint64_t>(last - first) * row_elements : count;
+    const uint64_t offset = rank > 0 ? static_cast<uint64_t>(first) * row_elements : 0;
+    std::vector<int64_t> shape = x.shape;
+    if (rank > 0) shape[0] = last - first;
+    const unsigned char* x_data = nullptr;
+    if (x.file) {
+      const uint64_t x_bytes = storage_bytes(x.type, elements, kLayout);
+      if (Status read = x.file->read_next(x_chunk.data(), x_bytes); !read.ok()) return read;
+      if (Status codes = check_codes(x_chunk.data(), x_bytes, x.file_type, x.where, offset); !codes.ok()) return codes;
+      x_data = x_chunk.data();
+    } else {
+      x_data = x.loaded->bytes.data() + storage_bytes(x.type, offset, kLayout);
+    }
+    Status status;
+    if (rows == first_dim) {  // one chunk: the whole plan as it is
+      status = execute(whole.value(), {y_type, x.shape, y_chunk.data(), kLayout});
+    } else {
+      const std::optional<TensorRows> scale_rows = rows_of(scale, x.shape, axis, slicing.block_size, first, last);
+      std::optional<TensorRows> zp_rows;
+      if (zero_point) zp_rows = rows_of(*zero_point, x.shape, axis, slicing.block_size, first, last);
+      const TensorView zp_view = zp_rows ? zp_rows->view() : TensorView{};
+      Result<Plan> plan = planner({x.type, shape, x_data, kLayout}, scale_rows->view(), zp_rows ? &zp_view : nullptr);
+      status = plan.ok() ? execute(plan.value(), {y_type, shape, y_chunk.data(), kLayout}) : plan.status();
+    }
+    if (!status.ok()) return status;
+    if (Status write = writer.value().write_next(y_chunk.data(), storage_bytes(y_type, elements, kLayout)); !write.ok()) {
+      return write;
+    }
+    if (rank == 0) break;
+  }
+  if (x.file) {
+    if (Status end = x.file->expect_end(); !end.ok()) return end;
+  }
+  if (Status finished = writer.value().finish(); !finished.ok()) return finished;
+  return y_type;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantize.
+
+// The scale and zero point of a quantize: from the flags, or calibrated from x (loaded whole).
+struct QuantizeOperands {
+  Tensor scale, zero_point;
   bool has_zero_point = false;
   std::optional<Calibration> calibration;
 };
 
-Result<Quantized> quantize(const QuantizeOptions& options) {
-  Result<std::optional<ElementType>> type_or = optional_type(options.type);
-  Result<std::optional<ElementType>> input_type = optional_type(options.input_type);
-  Result<std::optional<ElementType>> precision = optional_type(options.precision);
-  for (const auto* r : {&type_or, &input_type, &precision}) {
-    if (!r->ok()) return r->status();
-  }
-  if (!type_or.value()) return Status::invalid_argument("--type is required");
-  const ElementType type = *type_or.value();
-  const Family family = family_of(options.family);
-
-  Quantized q;
-  Result<Tensor> x = load_tensor(options.input, "x", input_type.value(), "--input-type");
-  if (!x.ok()) return x.status();
-  q.x = std::move(x.value());
-
+Result<QuantizeOperands> quantize_operands(const QuantizeOptions& options, ElementType type, Family family,
+                                           const Input& x) {
+  QuantizeOperands q;
   if (!options.calibrate.empty()) {
-    Result<Calibration> calibration = calibrate(q.x, type, options);
+    Result<Calibration> calibration = calibrate(*x.loaded, type, options);
     if (!calibration.ok()) return calibration.status();
     q.scale = calibration.value().scale;
     q.zero_point = calibration.value().zero_point;
@@ -500,35 +702,76 @@ Result<Quantized> quantize(const QuantizeOptions& options) {
   }
   if (family == Family::kElementwise) {
     const int64_t axis = options.axis.value_or(1);
-    to_elementwise_shape(q.scale, q.x.shape.size(), axis);
-    if (q.has_zero_point) to_elementwise_shape(q.zero_point, q.x.shape.size(), axis);
+    to_elementwise_shape(q.scale, x.shape.size(), axis);
+    if (q.has_zero_point) to_elementwise_shape(q.zero_point, x.shape.size(), axis);
   }
+  return q;
+}
 
+Planner quantize_planner(const QuantizeOptions& options, ElementType type, Family family, bool has_zero_point,
+                         std::optional<ElementType> precision) {
   QuantizeLinearAttributes attributes;
   if (options.axis) attributes.axis = *options.axis;
   attributes.block_size = options.block_size;
   attributes.saturate = options.saturate;
   attributes.opset = options.opset;
-  if (precision.value()) attributes.precision = static_cast<int64_t>(*precision.value());
+  if (precision) attributes.precision = static_cast<int64_t>(*precision);
   // The output type comes from the zero point when there is one (ONNX); otherwise output_dtype
   // says it, left unset for uint8 (the default) so that opsets before 21 work.
-  if (!q.has_zero_point && type != ElementType::kUint8) attributes.output_dtype = static_cast<int64_t>(type);
+  if (!has_zero_point && type != ElementType::kUint8) attributes.output_dtype = static_cast<int64_t>(type);
+  const int64_t axis = options.axis.value_or(1);
+  const std::string feature_level = options.feature_level;
+  return [=](const TensorView& x, const TensorView& scale, const TensorView* zp) -> Result<Plan> {
+    if (family == Family::kExtended) return plan_extended_quantize_linear(x, scale, zp, axis);
+    if (family == Family::kElementwise) {
+      return feature_level.empty() ? plan_elementwise_quantize_linear(x, scale, zp, type)
+                                   : plan_directml_broadcast(Operation::kQuantize, x, scale, zp, type, feature_level);
+    }
+    return plan_quantize_linear(x, scale, zp, attributes);
+  };
+}
 
-  const TensorView zp_view = q.zero_point.view();
-  const TensorView* zp = q.has_zero_point ? &zp_view : nullptr;
-  Result<Plan> plan = family == Family::kExtended
-                          ? plan_extended_quantize_linear(q.x.view(), q.scale.view(), zp, options.axis.value_or(1))
-                      : family == Family::kElementwise
-                          ? (options.feature_level.empty()
-                                 ? plan_elementwise_quantize_linear(q.x.view(), q.scale.view(), zp, type)
-                                 : plan_directml_broadcast(Operation::kQuantize, q.x.view(), q.scale.view(), zp, type,
-                                                           options.feature_level))
-                          : plan_quantize_linear(q.x.view(), q.scale.view(), zp, attributes);
-  if (!plan.ok()) return plan.status();
-  q.y = make_output(plan.value().output_type, q.x.shape);
-  Status status = execute(plan.value(), q.y.mutable_view());
-  if (!status.ok()) return status;
-  return q;
+struct QuantizeSetup {
+  ElementType type = ElementType::kUndefined;
+  Family family = Family::kOnnx;
+  Input x;
+  QuantizeOperands operands;
+  Planner planner;
+};
+
+Result<QuantizeSetup> prepare_quantize(const QuantizeOptions& options, bool whole_x) {
+  Result<std::optional<ElementType>> type_or = optional_type(options.type);
+  Result<std::optional<ElementType>> input_type = optional_type(options.input_type);
+  Result<std::optional<ElementType>> precision = optional_type(options.precision);
+  for (const auto* r : {&type_or, &input_type, &precision}) {
+    if (!r->ok()) return r->status();
+  }
+  if (!type_or.value()) return Status::invalid_argument("--type is required");
+  QuantizeSetup setup;
+  setup.type = *type_or.value();
+  setup.family = family_of(options.family);
+  Result<Input> x = open_input(options.input, "x", input_type.value(), "--input-type",
+                               whole_x || !options.calibrate.empty(), options.output);
+  if (!x.ok()) return x.status();
+  setup.x = std::move(x.value());
+  Result<QuantizeOperands> operands = quantize_operands(options, setup.type, setup.family, setup.x);
+  if (!operands.ok()) return operands.status();
+  setup.operands = std::move(operands.value());
+  setup.planner = quantize_planner(options, setup.type, setup.family, setup.operands.has_zero_point, precision.value());
+  return setup;
+}
+
+Planner dequantize_planner(Family family, int64_t axis, const DequantizeLinearAttributes& attributes,
+                           ElementType requested, const std::string& feature_level) {
+  return [=](const TensorView& x, const TensorView& scale, const TensorView* zp) -> Result<Plan> {
+    if (family == Family::kExtended) return plan_extended_dequantize_linear(x, scale, zp, axis);
+    if (family == Family::kElementwise) {
+      return feature_level.empty()
+                 ? plan_elementwise_dequantize_linear(x, scale, zp, requested)
+                 : plan_directml_broadcast(Operation::kDequantize, x, scale, zp, requested, feature_level);
+    }
+    return plan_dequantize_linear(x, scale, zp, attributes);
+  };
 }
 
 // Calibrated parameters go beside the output, so that the output can be dequantized (or x
@@ -547,12 +790,15 @@ Status save_calibration(const std::string& output, const Calibration& c) {
 }  // namespace
 
 Status run_quantize(const QuantizeOptions& options) {
-  Result<Quantized> q = quantize(options);
-  if (!q.ok()) return q.status();
-  Status status = save_tensor(options.output, q.value().y);
-  if (!status.ok()) return status;
-  print_wrote(options.output, q.value().y, "");
-  if (q.value().calibration) return save_calibration(options.output, *q.value().calibration);
+  Result<QuantizeSetup> setup = prepare_quantize(options, false);
+  if (!setup.ok()) return setup.status();
+  QuantizeSetup& q = setup.value();
+  const Tensor* zp = q.operands.has_zero_point ? &q.operands.zero_point : nullptr;
+  Result<ElementType> y_type = run_in_chunks(q.x, q.operands.scale, zp, q.planner,
+                                             {options.axis.value_or(1), options.block_size}, options.output);
+  if (!y_type.ok()) return y_type.status();
+  print_wrote(options.output, y_type.value(), q.x.shape, "");
+  if (q.operands.calibration) return save_calibration(options.output, *q.operands.calibration);
   return Status();
 }
 
@@ -562,12 +808,13 @@ Status run_dequantize(const DequantizeOptions& options) {
   for (const auto* r : {&type, &output_type}) {
     if (!r->ok()) return r->status();
   }
-  Result<Tensor> x = load_tensor(options.input, "x", type.value(), "--type");
+  Result<Input> x = open_input(options.input, "x", type.value(), "--type", false, options.output);
   if (!x.ok()) return x.status();
   Result<Tensor> scale = load_scale(options.scale, options.scale_type);
   if (!scale.ok()) return scale.status();
   Tensor zero_point;
-  if (!options.zero_point.empty()) {
+  const bool has_zero_point = !options.zero_point.empty();
+  if (has_zero_point) {
     // The zero point has x's type, whether x's came from the file or from --type.
     Result<Tensor> zp = load_zero_point(options.zero_point, x.value().type, "--type");
     if (!zp.ok()) return zp.status();
@@ -575,40 +822,38 @@ Status run_dequantize(const DequantizeOptions& options) {
   }
 
   const Family family = family_of(options.family);
+  const int64_t axis = options.axis.value_or(1);
   if (family == Family::kElementwise) {
-    to_elementwise_shape(scale.value(), x.value().shape.size(), options.axis.value_or(1));
-    if (!options.zero_point.empty()) to_elementwise_shape(zero_point, x.value().shape.size(), options.axis.value_or(1));
+    to_elementwise_shape(scale.value(), x.value().shape.size(), axis);
+    if (has_zero_point) to_elementwise_shape(zero_point, x.value().shape.size(), axis);
   }
   DequantizeLinearAttributes attributes;
   if (options.axis) attributes.axis = *options.axis;
   attributes.block_size = options.block_size;
   attributes.opset = options.opset;
   if (output_type.value()) attributes.output_dtype = static_cast<int64_t>(*output_type.value());
-  const TensorView zp_view = zero_point.view();
-  const TensorView* zp = options.zero_point.empty() ? nullptr : &zp_view;
-  Result<Plan> plan =
-      family == Family::kExtended
-          ? plan_extended_dequantize_linear(x.value().view(), scale.value().view(), zp, options.axis.value_or(1))
-      : family == Family::kElementwise
-          ? (options.feature_level.empty()
-                 ? plan_elementwise_dequantize_linear(x.value().view(), scale.value().view(), zp,
-                                                      output_type.value().value_or(ElementType::kUndefined))
-                 : plan_directml_broadcast(Operation::kDequantize, x.value().view(), scale.value().view(), zp,
-                                           output_type.value().value_or(ElementType::kUndefined), options.feature_level))
-          : plan_dequantize_linear(x.value().view(), scale.value().view(), zp, attributes);
-  if (!plan.ok()) return plan.status();
-  Tensor y = make_output(plan.value().output_type, x.value().shape);
-  Status status = execute(plan.value(), y.mutable_view());
-  if (status.ok()) status = save_tensor(options.output, y);
-  if (!status.ok()) return status;
-  print_wrote(options.output, y, "");
+  const Planner planner = dequantize_planner(family, axis, attributes,
+                                             output_type.value().value_or(ElementType::kUndefined), options.feature_level);
+  Result<ElementType> y_type = run_in_chunks(x.value(), scale.value(), has_zero_point ? &zero_point : nullptr, planner,
+                                             {axis, options.block_size}, options.output);
+  if (!y_type.ok()) return y_type.status();
+  print_wrote(options.output, y_type.value(), x.value().shape, "");
   return Status();
 }
 
 Status run_roundtrip(const QuantizeOptions& options) {
-  Result<Quantized> q_or = quantize(options);
-  if (!q_or.ok()) return q_or.status();
-  const Quantized& q = q_or.value();
+  Result<QuantizeSetup> setup = prepare_quantize(options, true);
+  if (!setup.ok()) return setup.status();
+  QuantizeSetup& q = setup.value();
+  const Tensor& x = *q.x.loaded;
+  const TensorView zp_view = q.operands.zero_point.view();
+  const TensorView* zp = q.operands.has_zero_point ? &zp_view : nullptr;
+  Result<Plan> quantize = q.planner(x.view(), q.operands.scale.view(), zp);
+  if (!quantize.ok()) return quantize.status();
+  Tensor y = make_output(quantize.value().output_type, x.shape);
+  if (Status status = execute(quantize.value(), y.mutable_view()); !status.ok()) return status;
+  const Tensor& scale = q.operands.scale;
+  const std::optional<Calibration>& calibration = q.operands.calibration;
 
   // Dequantize with the same scale, zero point and attributes; the output type is the scale's
   // (float32 for a number or a calibrated scale), so x's own rounding adds no error.
@@ -616,34 +861,25 @@ Status run_roundtrip(const QuantizeOptions& options) {
   if (options.axis) attributes.axis = *options.axis;
   attributes.block_size = options.block_size;
   attributes.opset = options.opset;
-  const TensorView zp_view = q.zero_point.view();
-  const TensorView* zp = q.has_zero_point ? &zp_view : nullptr;
-  const Family family = family_of(options.family);
-  Result<Plan> plan = family == Family::kExtended
-                          ? plan_extended_dequantize_linear(q.y.view(), q.scale.view(), zp, options.axis.value_or(1))
-                      : family == Family::kElementwise
-                          ? (options.feature_level.empty()
-                                 ? plan_elementwise_dequantize_linear(q.y.view(), q.scale.view(), zp)
-                                 : plan_directml_broadcast(Operation::kDequantize, q.y.view(), q.scale.view(), zp,
-                                                           ElementType::kUndefined, options.feature_level))
-                          : plan_dequantize_linear(q.y.view(), q.scale.view(), zp, attributes);
+  const Planner dequantize = dequantize_planner(q.family, options.axis.value_or(1), attributes,
+                                                ElementType::kUndefined, options.feature_level);
+  Result<Plan> plan = dequantize(y.view(), scale.view(), zp);
   if (!plan.ok()) return plan.status();
-  Tensor restored = make_output(plan.value().output_type, q.x.shape);
-  Status status = execute(plan.value(), restored.mutable_view());
-  if (!status.ok()) return status;
+  Tensor restored = make_output(plan.value().output_type, x.shape);
+  if (Status status = execute(plan.value(), restored.mutable_view()); !status.ok()) return status;
 
-  Result<ErrorStatistics> statistics = error_statistics(q.x, restored);
+  Result<ErrorStatistics> statistics = error_statistics(x, restored);
   if (!statistics.ok()) return statistics.status();
   const ErrorStatistics& stats = statistics.value();
   const double n = stats.finite ? static_cast<double>(stats.finite) : 1.0;
   const double sqnr = stats.sum_sq > 0 ? 10.0 * std::log10(stats.signal / stats.sum_sq) : INFINITY;
 
-  std::printf("roundtrip: x %s %s -> %s -> %s\n", std::string(name(q.x.type)).c_str(), shape_text(q.x.shape).c_str(),
-              std::string(name(q.y.type)).c_str(), std::string(name(restored.type)).c_str());
-  if (q.calibration) std::printf("calibration:    %s\n", q.calibration->description.c_str());
-  if (q.scale.count() == 1 && q.scale.type == ElementType::kFloat32) {
+  std::printf("roundtrip: x %s %s -> %s -> %s\n", std::string(name(x.type)).c_str(), shape_text(x.shape).c_str(),
+              std::string(name(y.type)).c_str(), std::string(name(restored.type)).c_str());
+  if (calibration) std::printf("calibration:    %s\n", calibration->description.c_str());
+  if (scale.count() == 1 && scale.type == ElementType::kFloat32) {
     float s;
-    std::memcpy(&s, q.scale.bytes.data(), sizeof s);
+    std::memcpy(&s, scale.bytes.data(), sizeof s);
     std::printf("scale:          %.9g\n", static_cast<double>(s));
   }
   std::printf("max abs error:  %.9g\n", stats.max_abs);
@@ -658,10 +894,9 @@ Status run_roundtrip(const QuantizeOptions& options) {
   }
 
   if (!options.output.empty()) {
-    status = save_tensor(options.output, restored);
-    if (!status.ok()) return status;
+    if (Status status = save_tensor(options.output, restored); !status.ok()) return status;
     print_wrote(options.output, restored, "dequantized");
-    if (q.calibration) return save_calibration(options.output, *q.calibration);
+    if (calibration) return save_calibration(options.output, *calibration);
   }
   return Status();
 }

@@ -59,69 +59,6 @@ bool write_fully(int fd, const unsigned char* from, size_t size) {
   return true;
 }
 
-// An open file descriptor, closed when it goes out of scope.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  // Closes now and reports close()'s result: a write's failure (a full disk, NFS) may show only here.
-  int close() {
-    const int result = ::close(fd_);
-    fd_ = -1;
-    return result;
-  }
-
- private:
-  int fd_;
-};
-
-// The input being read: where it is and, for a regular file, how many bytes are left in it.
-struct Source {
-  const std::string& path;
-  int fd;
-  std::optional<uint64_t> left;  // unknown for a pipe or a device
-};
-
-// Reads up to `limit` bytes. From a regular file that is one buffer of the size the file has left
-// and one read; from a stream the buffer grows as bytes arrive, so a header that promises more than
-// the stream holds cannot make the tool allocate what it promises.
-Result<ByteBuffer> read_up_to(Source& source, uint64_t limit) {
-  constexpr uint64_t kStreamChunk = uint64_t{1} << 20;
-  const uint64_t first = source.left ? std::min(limit, *source.left) : std::min(limit, kStreamChunk);
-  ByteBuffer buffer(static_cast<size_t>(first));
-  uint64_t have = 0;
-  while (true) {
-    const ssize_t got = read_fully(source.fd, buffer.data() + have, buffer.size() - have);
-    if (got < 0) return file_error(source.path, std::string("cannot read: ") + std::strerror(errno));
-    have += static_cast<uint64_t>(got);
-    if (have < buffer.size() || have == limit) break;  // the end of the file, or all that was asked
-    ByteBuffer larger(static_cast<size_t>(std::min(limit, 2 * have)));
-    std::memcpy(larger.data(), buffer.data(), have);
-    buffer = std::move(larger);
-  }
-  if (source.left) *source.left -= std::min(*source.left, have);
-  buffer.shrink(static_cast<size_t>(have));
-  return buffer;
-}
-
-// Counts (and drops) whatever is left of a stream, for the message about bytes past the data.
-Result<uint64_t> count_rest(Source& source) {
-  if (source.left) return *source.left;
-  unsigned char scratch[1 << 16];
-  uint64_t rest = 0;
-  while (true) {
-    const ssize_t got = read_fully(source.fd, scratch, sizeof scratch);
-    if (got < 0) return file_error(source.path, std::string("cannot read: ") + std::strerror(errno));
-    rest += static_cast<uint64_t>(got);
-    if (static_cast<size_t>(got) < sizeof scratch) return rest;
-  }
-}
-
 // A cursor over the header's dict literal. numpy writes it with repr(), so it is a small subset
 // of Python: string literals, True/False, and tuples of non-negative integers.
 class HeaderParser {
@@ -252,6 +189,25 @@ void ByteBuffer::Free::operator()(unsigned char* pointer) const {
   ::operator delete[](pointer, std::align_val_t{alignment});
 }
 
+FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+FileDescriptor::~FileDescriptor() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int FileDescriptor::close() {
+  const int result = ::close(fd_);
+  fd_ = -1;
+  return result;
+}
+
 uint64_t NpyArray::count() const {
   uint64_t count = 1;
   for (int64_t d : shape) count *= static_cast<uint64_t>(d);
@@ -264,44 +220,69 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
-Result<NpyArray> read_npy(const std::string& path) {
+namespace {
+
+// Reads up to `limit` bytes. From a regular file (`left` known) that is one buffer of the size the
+// file has left and one read; from a stream the buffer grows as bytes arrive, so a header that
+// promises more than the stream holds cannot make the tool allocate what it promises.
+Result<ByteBuffer> read_up_to(const std::string& path, int fd, std::optional<uint64_t>& left, uint64_t limit) {
+  constexpr uint64_t kStreamPiece = uint64_t{1} << 20;
+  const uint64_t first = left ? std::min(limit, *left) : std::min(limit, kStreamPiece);
+  ByteBuffer buffer(static_cast<size_t>(first));
+  uint64_t have = 0;
+  while (true) {
+    const ssize_t got = read_fully(fd, buffer.data() + have, buffer.size() - have);
+    if (got < 0) return file_error(path, std::string("cannot read: ") + std::strerror(errno));
+    have += static_cast<uint64_t>(got);
+    if (have < buffer.size() || have == limit) break;  // the end of the file, or all that was asked
+    ByteBuffer larger(static_cast<size_t>(std::min(limit, 2 * have)));
+    std::memcpy(larger.data(), buffer.data(), have);
+    buffer = std::move(larger);
+  }
+  if (left) *left -= std::min(*left, have);
+  buffer.shrink(static_cast<size_t>(have));
+  return buffer;
+}
+
+}  // namespace
+
+Result<NpyReader> NpyReader::open(const std::string& path) {
   errno = 0;
-  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (file.get() < 0) return file_error(path, std::string("cannot open: ") + std::strerror(errno));
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return file_error(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat status {};
-  if (::fstat(file.get(), &status) != 0) return file_error(path, std::string("cannot read: ") + std::strerror(errno));
+  if (::fstat(fd.get(), &status) != 0) return file_error(path, std::string("cannot read: ") + std::strerror(errno));
   // A directory opens on Linux but cannot be read; say so instead of "not a .npy file".
   if (S_ISDIR(status.st_mode)) return file_error(path, std::string("cannot read: ") + std::strerror(EISDIR));
-  Source source{path, file.get(), std::nullopt};
-  if (S_ISREG(status.st_mode)) source.left = static_cast<uint64_t>(status.st_size);
+  NpyReader reader(path, std::move(fd));
+  std::optional<uint64_t>& left = reader.left_;
+  if (S_ISREG(status.st_mode)) left = static_cast<uint64_t>(status.st_size);
+  const int file = reader.fd_.get();
 
   // Magic (6 bytes), version (2), header length (2 in version 1.0, 4 in 2.0 and 3.0).
   unsigned char preamble[12];
-  const ssize_t got = read_fully(source.fd, preamble, 10);
+  const ssize_t got = read_fully(file, preamble, 10);
   if (got < 0) return file_error(path, std::string("cannot read: ") + std::strerror(errno));
   if (got < 10 || std::memcmp(preamble, kMagic, kMagicSize) != 0) {
     return file_error(path, "not a .npy file (no \\x93NUMPY magic)");
   }
-  if (source.left) *source.left -= 10;
+  if (left) *left -= 10;
   const int major = preamble[6], minor = preamble[7];
-  size_t header_length = 0, header_start = 10;
+  size_t header_length = 0;
   if (major == 1) {
     header_length = preamble[8] | (static_cast<size_t>(preamble[9]) << 8);
   } else if (major == 2 || major == 3) {  // 3.0 differs from 2.0 only in allowing UTF-8 names
-    if (read_fully(source.fd, preamble + 10, 2) != 2) {
-      return file_error(path, "malformed .npy file: truncated header length");
-    }
-    if (source.left) *source.left -= std::min<uint64_t>(*source.left, 2);
+    if (read_fully(file, preamble + 10, 2) != 2) return file_error(path, "malformed .npy file: truncated header length");
+    if (left) *left -= std::min<uint64_t>(*left, 2);
     header_length = preamble[8] | (static_cast<size_t>(preamble[9]) << 8) | (static_cast<size_t>(preamble[10]) << 16) |
                     (static_cast<size_t>(preamble[11]) << 24);
-    header_start = 12;
   } else {
     return file_error(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor));
   }
   const Status past_the_end = file_error(path, "malformed .npy file: header length " + std::to_string(header_length) +
                                                    " runs past the end of the file");
-  if (source.left && header_length > *source.left) return past_the_end;
-  Result<ByteBuffer> header_bytes = read_up_to(source, header_length);
+  if (left && header_length > *left) return past_the_end;
+  Result<ByteBuffer> header_bytes = read_up_to(path, file, left, header_length);
   if (!header_bytes.ok()) return header_bytes.status();
   if (header_bytes.value().size() < header_length) return past_the_end;
   const std::string_view header(reinterpret_cast<const char*>(header_bytes.value().data()), header_length);
@@ -340,37 +321,76 @@ Result<NpyArray> read_npy(const std::string& path) {
   }
   Result<std::pair<std::string, size_t>> dtype = normalise_descr(path, *descr);
   if (!dtype.ok()) return dtype.status();
-
-  NpyArray array;
-  array.descr = dtype.value().first;
-  array.item_size = dtype.value().second;
-  array.shape = *shape;
+  reader.descr_ = dtype.value().first;
+  reader.item_size_ = dtype.value().second;
+  reader.shape_ = *shape;
   // Overflow-checked byte count: a corrupt header must not turn into a huge allocation or a wrap.
-  uint64_t expected = array.item_size;
-  for (int64_t d : array.shape) {
+  uint64_t expected = reader.item_size_;
+  for (int64_t d : reader.shape_) {
     if (__builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected)) {
-      return file_error(path, "malformed .npy header: shape " + shape_text(array.shape) + " is too large");
+      return file_error(path, "malformed .npy header: shape " + shape_text(reader.shape_) + " is too large");
     }
   }
-  const auto wrong_size = [&](uint64_t available) {
-    return file_error(path, "malformed .npy file: shape " + shape_text(array.shape) + " of " + array.descr +
-                                " needs " + std::to_string(expected) + " data bytes, the file has " +
-                                std::to_string(available));
-  };
-  // A regular file's size is known: a body of the wrong size is refused before anything is allocated.
-  if (source.left && *source.left != expected) return wrong_size(*source.left);
-  Result<ByteBuffer> data = read_up_to(source, expected);
+  reader.body_bytes_ = expected;
+  // A regular file's size is known: a body of the wrong size is refused before any of it is read.
+  if (left && *left != expected) return reader.wrong_body_size(*left);
+  return reader;
+}
+
+Status NpyReader::wrong_body_size(uint64_t available) const {
+  return file_error(path_, "malformed .npy file: shape " + shape_text(shape_) + " of " + descr_ + " needs " +
+                               std::to_string(body_bytes_) + " data bytes, the file has " + std::to_string(available));
+}
+
+Status NpyReader::read_next(unsigned char* into, uint64_t bytes) {
+  const uint64_t wanted = std::min(bytes, body_bytes_ - body_read_);
+  const ssize_t got = read_fully(fd_.get(), into, static_cast<size_t>(wanted));
+  if (got < 0) return file_error(path_, std::string("cannot read: ") + std::strerror(errno));
+  body_read_ += static_cast<uint64_t>(got);
+  if (left_) *left_ -= std::min<uint64_t>(*left_, static_cast<uint64_t>(got));
+  // Fewer bytes than the body needs: a stream that ended early, or a file cut short while read.
+  if (static_cast<uint64_t>(got) < bytes) return wrong_body_size(body_read_);
+  return Status();
+}
+
+Status NpyReader::expect_end() {
+  if (left_) return *left_ == 0 ? Status() : wrong_body_size(body_read_ + *left_);
+  // A stream: count (and drop) what follows, for the message.
+  unsigned char scratch[1 << 16];
+  uint64_t rest = 0;
+  while (true) {
+    const ssize_t got = read_fully(fd_.get(), scratch, sizeof scratch);
+    if (got < 0) return file_error(path_, std::string("cannot read: ") + std::strerror(errno));
+    rest += static_cast<uint64_t>(got);
+    if (static_cast<size_t>(got) < sizeof scratch) break;
+  }
+  return rest == 0 ? Status() : wrong_body_size(body_read_ + rest);
+}
+
+Result<ByteBuffer> NpyReader::read_rest() {
+  Result<ByteBuffer> data = read_up_to(path_, fd_.get(), left_, body_bytes_ - body_read_);
   if (!data.ok()) return data.status();
-  if (data.value().size() < expected) return wrong_size(data.value().size());
-  Result<uint64_t> rest = count_rest(source);
-  if (!rest.ok()) return rest.status();
-  if (rest.value() != 0) return wrong_size(expected + rest.value());
+  body_read_ += data.value().size();
+  if (body_read_ < body_bytes_) return wrong_body_size(body_read_);
+  if (Status end = expect_end(); !end.ok()) return end;
+  return std::move(data.value());
+}
+
+Result<NpyArray> read_npy(const std::string& path) {
+  Result<NpyReader> reader = NpyReader::open(path);
+  if (!reader.ok()) return reader.status();
+  Result<ByteBuffer> data = reader.value().read_rest();
+  if (!data.ok()) return data.status();
+  NpyArray array;
+  array.descr = reader.value().descr();
+  array.item_size = reader.value().item_size();
+  array.shape = reader.value().shape();
   array.data = std::move(data.value());
   return array;
 }
 
-Status write_npy(const std::string& path, const std::string& descr, const std::vector<int64_t>& shape,
-                 const void* data, uint64_t bytes) {
+Result<NpyWriter> NpyWriter::create(const std::string& path, const std::string& descr,
+                                    const std::vector<int64_t>& shape, uint64_t body_bytes) {
   std::string tuple = "(";
   for (size_t i = 0; i < shape.size(); ++i) tuple += (i ? ", " : "") + std::to_string(shape[i]);
   if (shape.size() == 1) tuple += ",";  // Python's one-element tuple
@@ -397,29 +417,62 @@ Status write_npy(const std::string& path, const std::string& descr, const std::v
   prefix += header;
 
   errno = 0;
-  FileDescriptor file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-  if (file.get() < 0) return file_error(path, std::string("cannot create: ") + std::strerror(errno));
+  FileDescriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  if (fd.get() < 0) return file_error(path, std::string("cannot create: ") + std::strerror(errno));
+  struct stat status {};
+  const bool regular = ::fstat(fd.get(), &status) == 0 && S_ISREG(status.st_mode);
+  NpyWriter writer(path, std::move(fd), regular);
   // The file's blocks are reserved before the write, as np.save does: on ext4 a 64 MiB write into
   // delayed allocation made the close() of a truncated file start its writeback (auto_da_alloc),
   // 15-25 ms, and the next truncation slower too; reserved, the write is the copy alone. A full disk
   // is also refused here, before any data. Where the file system (or the file: a pipe, /dev/null)
   // cannot reserve, the write goes ahead as it is.
 #if defined(__linux__)
-  if (::fallocate(file.get(), FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(prefix.size() + bytes)) != 0 &&
+  if (regular && ::fallocate(writer.fd_.get(), FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(prefix.size() + body_bytes)) != 0 &&
       errno == ENOSPC) {
     return file_error(path, std::string("cannot write: ") + std::strerror(ENOSPC));
   }
 #endif
-  // The element bytes go from the kernel's output buffer to the file in one write, as they are.
-  bool ok = write_fully(file.get(), reinterpret_cast<const unsigned char*>(prefix.data()), prefix.size()) &&
-            write_fully(file.get(), static_cast<const unsigned char*>(data), bytes);
-  int write_errno = errno;
-  if (file.close() != 0 && ok) {
-    ok = false;
-    write_errno = errno;
+  if (Status status_of_header = writer.write_next(prefix.data(), prefix.size()); !status_of_header.ok()) {
+    return status_of_header;
   }
-  if (!ok) return file_error(path, std::string("cannot write: ") + std::strerror(write_errno));
+  return writer;
+}
+
+NpyWriter::NpyWriter(NpyWriter&& other) noexcept
+    : path_(std::move(other.path_)), fd_(std::move(other.fd_)), regular_(other.regular_), finished_(other.finished_) {
+  other.finished_ = true;  // the moved-from writer owns no file
+}
+
+NpyWriter::~NpyWriter() {
+  if (finished_) return;
+  fd_.close();
+  if (regular_) ::unlink(path_.c_str());
+}
+
+Status NpyWriter::write_next(const void* data, uint64_t bytes) {
+  if (!write_fully(fd_.get(), static_cast<const unsigned char*>(data), bytes)) {
+    return file_error(path_, std::string("cannot write: ") + std::strerror(errno));
+  }
   return Status();
+}
+
+Status NpyWriter::finish() {
+  finished_ = true;
+  if (fd_.close() != 0) {
+    const int close_errno = errno;
+    if (regular_) ::unlink(path_.c_str());
+    return file_error(path_, std::string("cannot write: ") + std::strerror(close_errno));
+  }
+  return Status();
+}
+
+Status write_npy(const std::string& path, const std::string& descr, const std::vector<int64_t>& shape,
+                 const void* data, uint64_t bytes) {
+  Result<NpyWriter> writer = NpyWriter::create(path, descr, shape, bytes);
+  if (!writer.ok()) return writer.status();
+  if (Status status = writer.value().write_next(data, bytes); !status.ok()) return status;
+  return writer.value().finish();
 }
 
 }  // namespace qdq::tools

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,23 @@ class ByteBuffer {
   size_t size_ = 0;
 };
 
+// An open file descriptor, closed when it goes out of scope.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd = -1) : fd_(fd) {}
+  FileDescriptor(FileDescriptor&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  FileDescriptor& operator=(FileDescriptor&& other) noexcept;
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor();
+  int get() const { return fd_; }
+  // Closes now and returns close()'s result: a write's failure (a full disk, NFS) may show only here.
+  int close();
+
+ private:
+  int fd_;
+};
+
 struct NpyArray {
   // The descriptor with its byte-order character normalised: '|' for one-byte items, '<' otherwise
   // ("<f4", "|u1", "|V1", "<V2"). Big-endian and structured descriptors are rejected on reading.
@@ -67,14 +85,73 @@ struct NpyArray {
   uint64_t count() const;
 };
 
-// Reads `path`: its preamble and header, then its element bytes in one read into their own buffer
-// (a pipe or other stream is read in pieces). Every failure (missing file, bad magic, unparsable
-// header, Fortran order, a big-endian or object dtype, a truncated body or bytes past it) is a
-// Status with one line naming the file.
+// An open .npy file whose preamble and header have been read and checked; its body (the element
+// bytes) is read next, whole or in pieces. Every failure (missing file, bad magic, unparsable
+// header, Fortran order, a big-endian or object dtype, a body of the wrong size) is a Status with
+// one line naming the file.
+class NpyReader {
+ public:
+  static Result<NpyReader> open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const std::string& descr() const { return descr_; }  // normalised as NpyArray::descr
+  const std::vector<int64_t>& shape() const { return shape_; }
+  size_t item_size() const { return item_size_; }
+  uint64_t body_bytes() const { return body_bytes_; }
+  // A regular file, whose size showed its body to have exactly body_bytes() bytes before any was
+  // read (a pipe's length is known only at its end).
+  bool sized() const { return left_.has_value(); }
+
+  // The next `bytes` bytes of the body; an error if the file ends first.
+  Status read_next(unsigned char* into, uint64_t bytes);
+  // The rest of the body in one buffer of its own, and the end of the file after it.
+  Result<ByteBuffer> read_rest();
+  // After the body has been read in pieces: an error if bytes follow it.
+  Status expect_end();
+
+ private:
+  NpyReader(std::string path, FileDescriptor fd) : path_(std::move(path)), fd_(std::move(fd)) {}
+  Status wrong_body_size(uint64_t available) const;
+
+  std::string path_;
+  FileDescriptor fd_;
+  std::optional<uint64_t> left_;  // bytes left in a regular file
+  std::string descr_;
+  std::vector<int64_t> shape_;
+  size_t item_size_ = 0;
+  uint64_t body_bytes_ = 0;
+  uint64_t body_read_ = 0;
+};
+
+// Reads `path` whole: NpyReader::open, then read_rest.
 Result<NpyArray> read_npy(const std::string& path);
 
-// Writes a C-order little-endian array; `descr` as in NpyArray ("<f4", "|u1", "<u2", ...).
-// Uses format version 1.0, or 2.0 when the header does not fit in 65535 bytes.
+// A .npy file being written: its header when created, then its body in pieces. Until finish()
+// succeeds the file is not a whole array, so an unfinished regular file is removed when the
+// writer goes away (an output that failed halfway must not be taken for a result).
+class NpyWriter {
+ public:
+  // descr as in NpyArray ("<f4", "|u1", "<u2", ...); format version 1.0, or 2.0 when the header
+  // does not fit in 65535 bytes. The file's blocks for the whole array are reserved here.
+  static Result<NpyWriter> create(const std::string& path, const std::string& descr,
+                                  const std::vector<int64_t>& shape, uint64_t body_bytes);
+  NpyWriter(NpyWriter&& other) noexcept;
+  NpyWriter& operator=(NpyWriter&&) = delete;
+  ~NpyWriter();
+
+  Status write_next(const void* data, uint64_t bytes);
+  Status finish();
+
+ private:
+  NpyWriter(std::string path, FileDescriptor fd, bool regular)
+      : path_(std::move(path)), fd_(std::move(fd)), regular_(regular) {}
+  std::string path_;
+  FileDescriptor fd_;
+  bool regular_ = false;
+  bool finished_ = false;
+};
+
+// Writes a C-order little-endian array whole (NpyWriter::create, write_next, finish).
 Status write_npy(const std::string& path, const std::string& descr, const std::vector<int64_t>& shape,
                  const void* data, uint64_t bytes);
 

@@ -131,6 +131,22 @@ def test_bench_small():
 # ------------------------------------------------------------------------------------------------
 # quantize: bit-for-bit against the Python package
 
+# The tool runs an operator over x a chunk of rows at a time (tools/commands.cpp, run_in_chunks),
+# slicing the scale and zero point to each chunk's rows. The bit-for-bit tests run with its default
+# chunk (one chunk at these sizes) and with chunks of 5 and 64 elements: one row or a few per
+# chunk, chunks of whole blocks along the first axis, a short last chunk.
+CHUNKS = [None, 5, 64]
+
+
+@pytest.fixture(params=CHUNKS, ids=lambda c: f"chunk-{c or 'default'}")
+def chunk(request, monkeypatch):
+    if request.param is None:
+        monkeypatch.delenv("QDQ_CLI_CHUNK_ELEMENTS", raising=False)
+    else:
+        monkeypatch.setenv("QDQ_CLI_CHUNK_ELEMENTS", str(request.param))
+    return request.param
+
+
 
 QUANTIZE_CASES = [
     # id, type, x shape, granularity (None / ("axis", a) / ("block", a, B)), zero point, extra
@@ -176,7 +192,7 @@ def _zero_point_for(dtype: np.dtype, shape, rng) -> np.ndarray:
 
 
 @pytest.mark.parametrize("case", QUANTIZE_CASES, ids=[c[0] for c in QUANTIZE_CASES])
-def test_quantize_matches_python(tmp_path, case):
+def test_quantize_matches_python(tmp_path, chunk, case):
     _, type_name, shape, granularity, zero_point, extra = case
     dtype = DTYPES[type_name]
     rng = np.random.default_rng(RNG_SEED)
@@ -403,7 +419,7 @@ DEQUANTIZE_CASES = [
 
 
 @pytest.mark.parametrize("case", DEQUANTIZE_CASES, ids=[c[0] for c in DEQUANTIZE_CASES])
-def test_dequantize_matches_python(tmp_path, case):
+def test_dequantize_matches_python(tmp_path, chunk, case):
     _, type_name, shape, granularity, zero_point, form, output_type = case
     dtype = DTYPES.get(type_name, np.dtype(type_name))
     rng = np.random.default_rng(RNG_SEED + 1)
@@ -450,7 +466,7 @@ def test_dequantize_matches_python(tmp_path, case):
     np.testing.assert_array_equal(codes(got), codes(expected))
 
 
-def test_quantize_then_dequantize_files_chain(tmp_path):
+def test_quantize_then_dequantize_files_chain(tmp_path, chunk):
     # The quantize output ('|V1' codes) feeds dequantize directly when --type is named.
     x = sample((4, 32))
     run("quantize", save(tmp_path / "x.npy", x), tmp_path / "q.npy", "-t", "float4_e2m1fn", "--calibrate", "minmax",
@@ -500,7 +516,7 @@ CALIBRATION_CASES = [
 
 @pytest.mark.parametrize("type_name,method,granularity", CALIBRATION_CASES,
                          ids=[f"{t}-{m}-{g[0] + str(g[1:]) if g else 'tensor'}" for t, m, g in CALIBRATION_CASES])
-def test_calibration_matches_numpy(tmp_path, type_name, method, granularity):
+def test_calibration_matches_numpy(tmp_path, chunk, type_name, method, granularity):
     dtype = DTYPES[type_name]
     x = sample((6, 24), spread=1.5, seed=3)
     x[1] *= 40.0          # rows of different spread
@@ -765,6 +781,35 @@ def test_dequantize_errors(tmp_path):
     assert not y.exists()
 
 
+def test_output_over_its_own_input(tmp_path, chunk):
+    # x streams from its file a chunk at a time, unless the output is the same file: then x is read
+    # whole before the output truncates it (a hard link is the same file under another name).
+    x = sample((40, 7), seed=9)
+    path = save(tmp_path / "x.npy", x)
+    os.link(path, tmp_path / "x_link.npy")
+    run("quantize", path, tmp_path / "x_link.npy", "-t", "int8", "-s", 0.05)
+    expected = qdq.quantize_linear(x, np.float32(0.05), output_dtype=np.int8)
+    np.testing.assert_array_equal(np.load(path), expected)
+    run("dequantize", path, path, "-s", 0.05)
+    np.testing.assert_array_equal(np.load(path), qdq.dequantize_linear(expected, np.float32(0.05)))
+
+
+@pytest.mark.parametrize("chunk_size", [None, 8])
+def test_bad_code_in_a_later_chunk(tmp_path, monkeypatch, chunk_size):
+    # A 4-bit x streams from its file and is checked a chunk at a time: a bad byte past the first
+    # chunk is reported with its flat index in the whole tensor, and the output, written up to that
+    # chunk, is removed rather than left looking like a result.
+    if chunk_size is not None:
+        monkeypatch.setenv("QDQ_CLI_CHUNK_ELEMENTS", str(chunk_size))
+    values = np.arange(100, dtype=np.uint8) % 16
+    values[73] = 0x20
+    codes_file = save(tmp_path / "c.npy", values.reshape(25, 4))
+    y = tmp_path / "y.npy"
+    line = run_error("dequantize", codes_file, y, "-t", "uint4", "-s", 1)
+    assert "byte 0x20 at flat index 73, which is not a 4-bit uint4 code" in line
+    assert not y.exists()
+
+
 # ------------------------------------------------------------------------------------------------
 # Issue 13, finding 5: a round trip through files never changes meaning, and every operator family
 # the help names runs.
@@ -815,7 +860,7 @@ def test_help_names_and_documents_every_operator_family():
 
 
 @pytest.mark.parametrize("type_name", ["uint8", "int8", "int16", "uint16", "int32", "uint32", "float16", "bfloat16"])
-def test_operator_extended_matches_python(tmp_path, type_name):
+def test_operator_extended_matches_python(tmp_path, chunk, type_name):
     dtype = np.dtype(getattr(ml_dtypes, type_name, None) or type_name)
     rng = np.random.default_rng(RNG_SEED + 3)
     x = sample((4, 6), spread=40.0)
@@ -838,7 +883,7 @@ def test_operator_extended_matches_python(tmp_path, type_name):
     np.testing.assert_array_equal(codes(got0 if type_name in NATIVE else got0.view(dtype)), codes(expected0))
 
 
-def test_operator_elementwise_matches_python(tmp_path):
+def test_operator_elementwise_matches_python(tmp_path, chunk):
     rng = np.random.default_rng(RNG_SEED + 5)
     x = sample((3, 4, 5), spread=5.0)
     scale = rng.uniform(0.02, 0.3, (1, 4, 1)).astype(np.float32)
@@ -908,7 +953,7 @@ def test_directml_one_level_rejects_with_exit_1():
                                       "float32", "--output", "uint8", "--feature-level", "9_9")
 
 
-def test_elementwise_feature_level_runs_the_directml_door(tmp_path):
+def test_elementwise_feature_level_runs_the_directml_door(tmp_path, chunk):
     rng = np.random.default_rng(14)
     x = save(tmp_path / "x.npy", (rng.standard_normal((2, 3, 4, 5)) * 40).astype(np.float32))
     scale = save(tmp_path / "s.npy", np.array([0.5, 1.0, 2.0], np.float32).reshape(1, 3, 1, 1))
