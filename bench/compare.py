@@ -226,7 +226,11 @@ def python_call(cell: Cell, shape) -> Callable:
     Every argument is passed by name as a user writes it; out= too, never through **kwargs, whose
     dict would add its own cost (0.3 us a call, measured) to the Python door's time.
     """
-    x, scale, zp = cell_inputs(cell, shape)
+    return python_call_on(cell, shape, *cell_inputs(cell, shape))
+
+
+def python_call_on(cell: Cell, shape, x: np.ndarray, scale: np.ndarray, zp: Optional[np.ndarray]) -> Callable:
+    """python_call on the given arrays (bench/cli_door.py passes the ones it read back from files)."""
     _shape, axis, block = scale_layout(cell.family, cell.grain, shape)
     if cell.family == "onnx" and cell.op == "Q":
         return lambda out=None: qdq.quantize_linear(x, scale, zp, axis=axis, block_size=block,
