@@ -107,6 +107,19 @@ def test_help_documents_storage_and_calibration():
     assert "bench/compare.py" in run("bench", "--help").stdout
 
 
+def test_highway_timer_calibration_skipped_at_start():
+    # libhwy 1.0.3 (Debian 12, what scripts/install-deps.sh installs) measures its benchmark timer
+    # in a static initializer, 2.5 ms of every start; tools/hwy_startup.cpp defines the function in
+    # the executable, and the dynamic linker must bind libhwy's call to that definition. A libhwy
+    # that no longer calls it at load fails the first assertion: then the definition can go.
+    result = subprocess.run([str(CLI), "--version"], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "LD_DEBUG": "bindings"})
+    assert result.returncode == 0
+    bindings = [line for line in result.stderr.splitlines() if "_ZN3hwy8platform15TimerResolutionEv" in line]
+    assert bindings, "libhwy did not call TimerResolution at load"
+    assert all(line.split(" to ")[1].split(" [")[0].endswith(CLI.name) for line in bindings), bindings
+
+
 def test_ml_dtypes_int4_views_low_nibble():
     # The documented loading recipe relies on this: a code byte views directly as ml_dtypes.int4.
     assert np.array([15], np.uint8).view(ml_dtypes.int4)[0] == -1
