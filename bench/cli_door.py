@@ -224,7 +224,7 @@ def main() -> int:
     if args.from_json:
         with open(args.from_json) as f:
             saved = json.load(f)
-        results, machine, minutes = saved["results"], saved["machine"], saved["minutes"]
+        results, machine, minutes, args.quick = saved["results"], saved["machine"], saved["minutes"], saved["quick"]
         print(HEADER + "\n" + "\n".join(row(r) for r in results))
     else:
         cells = compare.enumerate_cells("none")
