@@ -64,15 +64,6 @@ Tensor make_tensor(ElementType type, std::vector<int64_t> shape) {
   return t;
 }
 
-// A kernel's output: left unwritten, since execute() writes every byte of it (Python's door hands
-// the kernels recycled buffers on the same rule), and zero-filling 64 MiB first would cost as much
-// as the kernel.
-Tensor make_output(ElementType type, std::vector<int64_t> shape) {
-  Tensor t{type, std::move(shape), {}};
-  t.bytes = ByteBuffer(storage_bytes(type, t.count(), kLayout));
-  return t;
-}
-
 void set_code(Tensor& t, uint64_t i, uint32_t code) {
   const ElementTypeInfo& row = info(t.type);
   if (row.is_packed()) {
@@ -307,9 +298,8 @@ T load_element(const unsigned char* bytes, uint64_t i) {
 // Calls visit(decode) with decode(i) -> element i as a double, one concrete decoder per type, so that
 // the loop that uses it is compiled per type instead of switching on the type at every element.
 template <class Visit>
-Status with_decoder(const Tensor& t, const char* role, Visit&& visit) {
-  const unsigned char* b = t.bytes.data();
-  switch (t.type) {
+Status with_decoder(ElementType type, const unsigned char* b, const char* role, Visit&& visit) {
+  switch (type) {
     case ElementType::kFloat32: return visit([b](uint64_t i) { return double{load_element<float>(b, i)}; });
     case ElementType::kFloat16: return visit([b](uint64_t i) { return half_to_double(load_element<uint16_t>(b, i)); });
     case ElementType::kBfloat16:
@@ -326,7 +316,7 @@ Status with_decoder(const Tensor& t, const char* role, Visit&& visit) {
     case ElementType::kInt8: return visit([b](uint64_t i) { return double(load_element<int8_t>(b, i)); });
     case ElementType::kUint8: return visit([b](uint64_t i) { return double(load_element<uint8_t>(b, i)); });
     default:
-      return Status::invalid_argument(std::string(role) + " has type " + std::string(name(t.type)) +
+      return Status::invalid_argument(std::string(role) + " has type " + std::string(name(type)) +
                                       "; expected float32, float16, bfloat16 or an integer type");
   }
 }
@@ -338,13 +328,12 @@ struct ErrorStatistics {
   uint64_t finite = 0, changed = 0, count = 0;
 };
 
-// One pass over x and its round trip, decoding both as it goes (no double copy of either tensor).
-Result<ErrorStatistics> error_statistics(const Tensor& x, const Tensor& restored) {
-  ErrorStatistics stats;
-  stats.count = x.count();
-  Status status = with_decoder(x, "x", [&](auto x_at) {
-    return with_decoder(restored, "the dequantized tensor", [&](auto r_at) {
-      for (uint64_t i = 0; i < stats.count; ++i) {
+// Adds `count` elements of x and of its round trip to the statistics, decoding both as it goes.
+Status accumulate_errors(ErrorStatistics& stats, ElementType x_type, const unsigned char* x, ElementType restored_type,
+                         const unsigned char* restored, uint64_t count) {
+  return with_decoder(x_type, x, "x", [&](auto x_at) {
+    return with_decoder(restored_type, restored, "the dequantized tensor", [&](auto r_at) {
+      for (uint64_t i = 0; i < count; ++i) {
         const double xi = x_at(i), ri = r_at(i);
         const bool same = xi == ri || (std::isnan(xi) && std::isnan(ri));
         if (!same) ++stats.changed;
@@ -356,11 +345,10 @@ Result<ErrorStatistics> error_statistics(const Tensor& x, const Tensor& restored
         stats.sum_sq += error * error;
         stats.signal += xi * xi;
       }
+      stats.count += count;
       return Status();
     });
   });
-  if (!status.ok()) return status;
-  return stats;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -588,76 +576,120 @@ struct Slicing {
   int64_t block_size = 0;
 };
 
+// One chunk: rows [first, last) of x's first dimension (the whole of a 0-D x), with the scale
+// and zero point rows they use.
+struct Chunk {
+  bool whole = false;  // the only chunk: plans made for the whole tensor apply as they are
+  uint64_t offset = 0, elements = 0;  // flat index of its first element, its element count
+  std::vector<int64_t> shape;
+  const unsigned char* x = nullptr;
+  std::optional<TensorRows> scale, zero_point;
+
+  TensorView x_view(ElementType type) const { return {type, shape, x, kLayout}; }
+  MutableTensorView output(ElementType type, unsigned char* data) const { return {type, shape, data, kLayout}; }
+};
+
+// x cut into chunks of rows, read from its file as each is visited when it streams.
+class Chunks {
+ public:
+  Chunks(Input& x, const Tensor& scale, const Tensor* zero_point, const Slicing& slicing)
+      : x_(x), scale_(scale), zero_point_(zero_point), block_size_(slicing.block_size) {
+    const uint64_t count = x.count();
+    rank_ = static_cast<int64_t>(x.shape.size());
+    first_dim_ = rank_ > 0 ? x.shape[0] : 1;
+    row_elements_ = rank_ > 0 && first_dim_ > 0 ? count / static_cast<uint64_t>(first_dim_) : count;
+    axis_ = rank_ > 0 ? ((slicing.axis % rank_) + rank_) % rank_ : 0;
+    rows_ = first_dim_;
+    if (rank_ > 0 && row_elements_ > 0) {
+      rows_ = static_cast<int64_t>(std::max<uint64_t>(1, chunk_elements() / row_elements_));
+      if (block_size_ > 0 && axis_ == 0) rows_ = (rows_ + block_size_ - 1) / block_size_ * block_size_;
+      rows_ = std::min(rows_, first_dim_);
+    }
+    // Where the scale's or zero point's rows cannot be told, one chunk.
+    const bool sliceable = rows_ == first_dim_ ||
+                           (rows_of(scale, x.shape, axis_, block_size_, 0, rows_) &&
+                            (zero_point == nullptr || rows_of(*zero_point, x.shape, axis_, block_size_, 0, rows_)));
+    if (!sliceable) rows_ = first_dim_;
+    largest_ = std::min(count, std::max<uint64_t>(1, static_cast<uint64_t>(rows_) * row_elements_));
+    x_buffer_ = ByteBuffer(x.file ? storage_bytes(x.type, largest_, kLayout) : 0);
+  }
+
+  // Elements of the largest chunk (the size of the buffers a chunk is computed into).
+  uint64_t largest() const { return largest_; }
+
+  // x's view for plans of the whole tensor: where x streams, its chunk buffer stands in for the
+  // checks, which read no x value (the zero point's, where a rule needs them).
+  TensorView whole_x() const {
+    return {x_.type, x_.shape, x_.loaded ? x_.loaded->bytes.data() : x_buffer_.data(), kLayout};
+  }
+
+  // Calls visit(chunk) for every chunk in order; a streaming x is read (and its codes checked) first.
+  Status each(const std::function<Status(const Chunk&)>& visit) {
+    const bool one = rows_ == first_dim_;
+    for (int64_t first = 0; first < first_dim_ || (first == 0 && rank_ == 0); first += std::max<int64_t>(rows_, 1)) {
+      const int64_t last = rank_ > 0 ? std::min(first_dim_, first + rows_) : 1;
+      Chunk chunk;
+      chunk.whole = one;
+      chunk.elements = rank_ > 0 ? static_cast<uint64_t>(last - first) * row_elements_ : x_.count();
+      chunk.offset = rank_ > 0 ? static_cast<uint64_t>(first) * row_elements_ : 0;
+      chunk.shape = x_.shape;
+      if (rank_ > 0) chunk.shape[0] = last - first;
+      if (x_.file) {
+        const uint64_t bytes = storage_bytes(x_.type, chunk.elements, kLayout);
+        if (Status read = x_.file->read_next(x_buffer_.data(), bytes); !read.ok()) return read;
+        if (Status codes = check_codes(x_buffer_.data(), bytes, x_.file_type, x_.where, chunk.offset); !codes.ok()) {
+          return codes;
+        }
+        chunk.x = x_buffer_.data();
+      } else {
+        chunk.x = x_.loaded->bytes.data() + storage_bytes(x_.type, chunk.offset, kLayout);
+      }
+      if (!one) {
+        chunk.scale = rows_of(scale_, x_.shape, axis_, block_size_, first, last);
+        if (zero_point_) chunk.zero_point = rows_of(*zero_point_, x_.shape, axis_, block_size_, first, last);
+      }
+      if (Status status = visit(chunk); !status.ok()) return status;
+      if (rank_ == 0) break;
+    }
+    return x_.file ? x_.file->expect_end() : Status();
+  }
+
+ private:
+  Input& x_;
+  const Tensor& scale_;
+  const Tensor* zero_point_;
+  int64_t block_size_ = 0, rank_ = 0, first_dim_ = 1, axis_ = 0, rows_ = 1;
+  uint64_t row_elements_ = 0, largest_ = 1;
+  ByteBuffer x_buffer_;
+};
+
+// The operator's plan for a chunk: the whole tensor's plan for the only chunk, else the front
+// door's on the chunk's rows.
+Result<Plan> plan_chunk(const Planner& planner, const Plan& whole, const Chunk& chunk, const TensorView& x) {
+  if (chunk.whole) return whole;
+  const TensorView zero_point = chunk.zero_point ? chunk.zero_point->view() : TensorView{};
+  return planner(x, chunk.scale->view(), chunk.zero_point ? &zero_point : nullptr);
+}
+
 // Runs planner's operator over x, writing y to `output`; returns y's type.
 Result<ElementType> run_in_chunks(Input& x, const Tensor& scale, const Tensor* zero_point, const Planner& planner,
                                   const Slicing& slicing, const std::string& output) {
-  const uint64_t count = x.count();
-  const int64_t rank = static_cast<int64_t>(x.shape.size());
-  const int64_t first_dim = rank > 0 ? x.shape[0] : 1;
-  const uint64_t row_elements = rank > 0 && first_dim > 0 ? count / static_cast<uint64_t>(first_dim) : count;
-  const int64_t axis = rank > 0 ? ((slicing.axis % rank) + rank) % rank : 0;
-  int64_t rows = first_dim;
-  if (rank > 0 && row_elements > 0) {
-    rows = static_cast<int64_t>(std::max<uint64_t>(1, chunk_elements() / row_elements));
-    if (slicing.block_size > 0 && axis == 0) rows = (rows + slicing.block_size - 1) / slicing.block_size * slicing.block_size;
-    rows = std::min(rows, first_dim);
-  }
-  // Where the scale's or zero point's rows cannot be told, one chunk.
-  const bool sliceable = rows == first_dim ||
-                         (rows_of(scale, x.shape, axis, slicing.block_size, 0, rows) &&
-                          (zero_point == nullptr || rows_of(*zero_point, x.shape, axis, slicing.block_size, 0, rows)));
-  if (!sliceable) rows = first_dim;
-  const uint64_t chunk_elements = std::max<uint64_t>(1, static_cast<uint64_t>(rows) * row_elements);
-
-  // x's chunk buffer (a streaming x), and the whole plan on it: a stand-in for the checks, which
-  // read no x value (the zero point's, where a rule needs them).
-  ByteBuffer x_chunk(x.file ? storage_bytes(x.type, chunk_elements, kLayout) : 0);
-  const TensorView x_whole{x.type, x.shape, x.loaded ? x.loaded->bytes.data() : x_chunk.data(), kLayout};
+  Chunks chunks(x, scale, zero_point, slicing);
   const TensorView zp_whole = zero_point ? zero_point->view() : TensorView{};
-  Result<Plan> whole = planner(x_whole, scale.view(), zero_point ? &zp_whole : nullptr);
+  Result<Plan> whole = planner(chunks.whole_x(), scale.view(), zero_point ? &zp_whole : nullptr);
   if (!whole.ok()) return whole.status();
   const ElementType y_type = whole.value().output_type;
 
-  const uint64_t y_bytes = storage_bytes(y_type, count, kLayout);
-  Result<NpyWriter> writer = NpyWriter::create(output, file_descr(y_type), x.shape, y_bytes);
+  Result<NpyWriter> writer = NpyWriter::create(output, file_descr(y_type), x.shape, storage_bytes(y_type, x.count(), kLayout));
   if (!writer.ok()) return writer.status();
-  ByteBuffer y_chunk(storage_bytes(y_type, std::min(chunk_elements, count), kLayout));
-
-  for (int64_t first = 0; first < first_dim || (first == 0 && rank == 0); first += std::max<int64_t>(rows, 1)) {
-    const int64_t last = rank > 0 ? std::min(first_dim, first + rows) : 1;
-    const uint64_t elements = rank > 0 ? static_cast<uint64_t>(last - first) * row_elements : count;
-    const uint64_t offset = rank > 0 ? static_cast<uint64_t>(first) * row_elements : 0;
-    std::vector<int64_t> shape = x.shape;
-    if (rank > 0) shape[0] = last - first;
-    const unsigned char* x_data = nullptr;
-    if (x.file) {
-      const uint64_t x_bytes = storage_bytes(x.type, elements, kLayout);
-      if (Status read = x.file->read_next(x_chunk.data(), x_bytes); !read.ok()) return read;
-      if (Status codes = check_codes(x_chunk.data(), x_bytes, x.file_type, x.where, offset); !codes.ok()) return codes;
-      x_data = x_chunk.data();
-    } else {
-      x_data = x.loaded->bytes.data() + storage_bytes(x.type, offset, kLayout);
-    }
-    Status status;
-    if (rows == first_dim) {  // one chunk: the whole plan as it is
-      status = execute(whole.value(), {y_type, x.shape, y_chunk.data(), kLayout});
-    } else {
-      const std::optional<TensorRows> scale_rows = rows_of(scale, x.shape, axis, slicing.block_size, first, last);
-      std::optional<TensorRows> zp_rows;
-      if (zero_point) zp_rows = rows_of(*zero_point, x.shape, axis, slicing.block_size, first, last);
-      const TensorView zp_view = zp_rows ? zp_rows->view() : TensorView{};
-      Result<Plan> plan = planner({x.type, shape, x_data, kLayout}, scale_rows->view(), zp_rows ? &zp_view : nullptr);
-      status = plan.ok() ? execute(plan.value(), {y_type, shape, y_chunk.data(), kLayout}) : plan.status();
-    }
-    if (!status.ok()) return status;
-    if (Status write = writer.value().write_next(y_chunk.data(), storage_bytes(y_type, elements, kLayout)); !write.ok()) {
-      return write;
-    }
-    if (rank == 0) break;
-  }
-  if (x.file) {
-    if (Status end = x.file->expect_end(); !end.ok()) return end;
-  }
+  ByteBuffer y(storage_bytes(y_type, chunks.largest(), kLayout));
+  Status status = chunks.each([&](const Chunk& chunk) -> Status {
+    Result<Plan> plan = plan_chunk(planner, whole.value(), chunk, chunk.x_view(x.type));
+    if (!plan.ok()) return plan.status();
+    if (Status run = execute(plan.value(), chunk.output(y_type, y.data())); !run.ok()) return run;
+    return writer.value().write_next(y.data(), storage_bytes(y_type, chunk.elements, kLayout));
+  });
+  if (!status.ok()) return status;
   if (Status finished = writer.value().finish(); !finished.ok()) return finished;
   return y_type;
 }
@@ -842,18 +874,19 @@ Status run_dequantize(const DequantizeOptions& options) {
 }
 
 Status run_roundtrip(const QuantizeOptions& options) {
-  Result<QuantizeSetup> setup = prepare_quantize(options, true);
+  // x streams, as for quantize, unless it is calibrated (then it is read whole first).
+  Result<QuantizeSetup> setup = prepare_quantize(options, false);
   if (!setup.ok()) return setup.status();
   QuantizeSetup& q = setup.value();
-  const Tensor& x = *q.x.loaded;
-  const TensorView zp_view = q.operands.zero_point.view();
-  const TensorView* zp = q.operands.has_zero_point ? &zp_view : nullptr;
-  Result<Plan> quantize = q.planner(x.view(), q.operands.scale.view(), zp);
-  if (!quantize.ok()) return quantize.status();
-  Tensor y = make_output(quantize.value().output_type, x.shape);
-  if (Status status = execute(quantize.value(), y.mutable_view()); !status.ok()) return status;
   const Tensor& scale = q.operands.scale;
-  const std::optional<Calibration>& calibration = q.operands.calibration;
+  const Tensor* zero_point = q.operands.has_zero_point ? &q.operands.zero_point : nullptr;
+  const TensorView zp_whole = zero_point ? zero_point->view() : TensorView{};
+  const TensorView* zp = zero_point ? &zp_whole : nullptr;
+  Chunks chunks(q.x, scale, zero_point, {options.axis.value_or(1), options.block_size});
+  Result<Plan> quantize_whole = q.planner(chunks.whole_x(), scale.view(), zp);
+  if (!quantize_whole.ok()) return quantize_whole.status();
+  const ElementType code_type = quantize_whole.value().output_type;
+  ByteBuffer codes(storage_bytes(code_type, chunks.largest(), kLayout));
 
   // Dequantize with the same scale, zero point and attributes; the output type is the scale's
   // (float32 for a number or a calibrated scale), so x's own rounding adds no error.
@@ -863,19 +896,48 @@ Status run_roundtrip(const QuantizeOptions& options) {
   attributes.opset = options.opset;
   const Planner dequantize = dequantize_planner(q.family, options.axis.value_or(1), attributes,
                                                 ElementType::kUndefined, options.feature_level);
-  Result<Plan> plan = dequantize(y.view(), scale.view(), zp);
-  if (!plan.ok()) return plan.status();
-  Tensor restored = make_output(plan.value().output_type, x.shape);
-  if (Status status = execute(plan.value(), restored.mutable_view()); !status.ok()) return status;
+  Result<Plan> dequantize_whole = dequantize({code_type, q.x.shape, codes.data(), kLayout}, scale.view(), zp);
+  if (!dequantize_whole.ok()) return dequantize_whole.status();
+  const ElementType restored_type = dequantize_whole.value().output_type;
+  ByteBuffer restored(storage_bytes(restored_type, chunks.largest(), kLayout));
+  // Both decode (the statistics need it) before an output file exists.
+  for (const auto& [type, role] : {std::pair{q.x.type, "x"}, std::pair{restored_type, "the dequantized tensor"}}) {
+    if (Status decodable = with_decoder(type, codes.data(), role, [](auto) { return Status(); }); !decodable.ok()) {
+      return decodable;
+    }
+  }
+  std::optional<NpyWriter> writer;
+  if (!options.output.empty()) {
+    Result<NpyWriter> created = NpyWriter::create(options.output, file_descr(restored_type), q.x.shape,
+                                                  storage_bytes(restored_type, q.x.count(), kLayout));
+    if (!created.ok()) return created.status();
+    writer.emplace(std::move(created.value()));
+  }
 
-  Result<ErrorStatistics> statistics = error_statistics(x, restored);
-  if (!statistics.ok()) return statistics.status();
-  const ErrorStatistics& stats = statistics.value();
+  ErrorStatistics stats;
+  Status status = chunks.each([&](const Chunk& chunk) -> Status {
+    Result<Plan> quantize = plan_chunk(q.planner, quantize_whole.value(), chunk, chunk.x_view(q.x.type));
+    if (!quantize.ok()) return quantize.status();
+    if (Status run = execute(quantize.value(), chunk.output(code_type, codes.data())); !run.ok()) return run;
+    Result<Plan> plan = plan_chunk(dequantize, dequantize_whole.value(), chunk, {code_type, chunk.shape, codes.data(), kLayout});
+    if (!plan.ok()) return plan.status();
+    if (Status run = execute(plan.value(), chunk.output(restored_type, restored.data())); !run.ok()) return run;
+    if (Status sum = accumulate_errors(stats, q.x.type, chunk.x, restored_type, restored.data(), chunk.elements);
+        !sum.ok()) {
+      return sum;
+    }
+    return writer ? writer->write_next(restored.data(), storage_bytes(restored_type, chunk.elements, kLayout)) : Status();
+  });
+  if (!status.ok()) return status;
+  if (writer) {
+    if (Status finished = writer->finish(); !finished.ok()) return finished;
+  }
+  const std::optional<Calibration>& calibration = q.operands.calibration;
   const double n = stats.finite ? static_cast<double>(stats.finite) : 1.0;
   const double sqnr = stats.sum_sq > 0 ? 10.0 * std::log10(stats.signal / stats.sum_sq) : INFINITY;
 
-  std::printf("roundtrip: x %s %s -> %s -> %s\n", std::string(name(x.type)).c_str(), shape_text(x.shape).c_str(),
-              std::string(name(y.type)).c_str(), std::string(name(restored.type)).c_str());
+  std::printf("roundtrip: x %s %s -> %s -> %s\n", std::string(name(q.x.type)).c_str(), shape_text(q.x.shape).c_str(),
+              std::string(name(code_type)).c_str(), std::string(name(restored_type)).c_str());
   if (calibration) std::printf("calibration:    %s\n", calibration->description.c_str());
   if (scale.count() == 1 && scale.type == ElementType::kFloat32) {
     float s;
@@ -894,8 +956,7 @@ Status run_roundtrip(const QuantizeOptions& options) {
   }
 
   if (!options.output.empty()) {
-    if (Status status = save_tensor(options.output, restored); !status.ok()) return status;
-    print_wrote(options.output, restored, "dequantized");
+    print_wrote(options.output, restored_type, q.x.shape, "dequantized");
     if (calibration) return save_calibration(options.output, *calibration);
   }
   return Status();

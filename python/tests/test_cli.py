@@ -601,7 +601,7 @@ def _stats(out: str) -> dict:
     ("float8_e4m3fn", ["--calibrate", "symmetric", "--block-size", "8"]),
     ("uint8", ["--calibrate", "minmax"]),
 ])
-def test_roundtrip_statistics(tmp_path, type_name, extra):
+def test_roundtrip_statistics(tmp_path, chunk, type_name, extra):
     dtype = DTYPES[type_name]
     x = sample((8, 32), spread=1.0, seed=5)
     out = run("roundtrip", save(tmp_path / "x.npy", x), "-t", type_name, *extra, "-o", tmp_path / "r.npy").stdout
@@ -636,7 +636,7 @@ def test_roundtrip_statistics(tmp_path, type_name, extra):
     assert stats["total"] == x.size
 
 
-def test_roundtrip_exact_values_report_zero_error(tmp_path):
+def test_roundtrip_exact_values_report_zero_error(tmp_path, chunk):
     x = np.array([0.0, 0.5, -1.0, 2.0], np.float32)  # multiples of the scale: exact
     stats = _stats(run("roundtrip", save(tmp_path / "x.npy", x), "-t", "int8", "-s", "0.5").stdout)
     assert stats["max"] == 0 and stats["changed"] == 0
