@@ -219,12 +219,14 @@ def main() -> int:
     _qdq._set_num_threads(args.threads)
 
     results: list[dict] = []
+    measured_on = datetime.date.today().isoformat()
     started = time.time()
     machine = compare.machine_description(args.threads, None)
     if args.from_json:
         with open(args.from_json) as f:
             saved = json.load(f)
         results, machine, minutes, args.quick = saved["results"], saved["machine"], saved["minutes"], saved["quick"]
+        measured_on = saved.get("date", measured_on)
         print(HEADER + "\n" + "\n".join(row(r) for r in results))
     else:
         cells = compare.enumerate_cells("none")
@@ -244,13 +246,14 @@ def main() -> int:
         minutes = (time.time() - started) / 60
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"machine": machine, "minutes": minutes, "quick": args.quick, "results": results}, f, indent=1)
+                json.dump({"machine": machine, "minutes": minutes, "quick": args.quick,
+                           "date": datetime.date.today().isoformat(), "results": results}, f, indent=1)
     text = summary(results)
     print("\n" + text + f"\n\n{machine}; {len(results)} cells in {minutes:.1f} min")
     if args.write:
         with open(args.write) as f:
             document = f.read()
-        run = (f"Measured {datetime.date.today().isoformat()} on: {machine}. {len(results)} cells"
+        run = (f"Measured {measured_on} on: {machine}. {len(results)} cells"
                f"{' (--quick)' if args.quick else ''}, {minutes:.0f} min.")
         document = compare.replace_block(document, "cli-summary", f"{run}\n\n{text}")
         document = compare.replace_block(document, "cli-table", f"{run}\n\n" + "\n".join([HEADER] + [row(r) for r in results]))

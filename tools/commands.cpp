@@ -10,8 +10,8 @@
 // refused; '<V2' can only be bfloat16). The conversion between the two happens only in
 // file_type and file_descr below.
 //
-// quantize and dequantize run the operator over x a chunk of rows at a time (run_in_chunks): x is
-// read from its file and y written to its own as they go, so a command touches each byte once
+// quantize, dequantize and roundtrip run the operators over x a chunk of rows at a time (Chunks):
+// x is read from its file and y written to its own as they go, so a command touches each byte once
 // between a file and the cache and maps no memory the size of its tensors.
 #include "commands.h"
 #include "directml.h"
@@ -202,7 +202,7 @@ bool same_file(const std::string& a, const std::string& b) {
 
 // The operator's x: loaded whole, or left in its file to be read a chunk of rows at a time while
 // the output is written (run_in_chunks). A regular file streams; a pipe, a file that is also the
-// output, and an x the command needs whole (calibration, roundtrip) are loaded. 4- and 2-bit codes
+// output, and an x the command needs whole (calibration) are loaded. 4- and 2-bit codes
 // are checked as they are read, so a bad byte in a streaming x is found with part of the output
 // written; the unfinished output is then removed (NpyWriter).
 struct Input {
@@ -521,7 +521,8 @@ void to_elementwise_shape(Tensor& t, size_t x_rank, int64_t axis) {
 // the output file is created), then on each chunk with the scale and zero point rows it uses.
 using Planner = std::function<Result<Plan>(const TensorView& x, const TensorView& scale, const TensorView* zero_point)>;
 
-// Elements per chunk: x and y of one chunk (4 bytes an element at most) take 8 MiB at most. Each
+// Elements per chunk: x and y of one chunk (4 bytes an element at most) take 8 MiB, more where one
+// row of x, or one block of rows along the first axis, is larger than that. Each
 // chunk is still split over the pool's threads (a call of 2^17 elements or more is), and stays
 // below the kernels' streaming-store size (kStreamingOutputBytes), so its y is in the cache for
 // the write. The environment variable QDQ_CLI_CHUNK_ELEMENTS sets another (tests run many chunks
@@ -529,10 +530,12 @@ using Planner = std::function<Result<Plan>(const TensorView& x, const TensorView
 uint64_t chunk_elements() {
   constexpr uint64_t kDefault = uint64_t{1} << 20;
   const char* text = std::getenv("QDQ_CLI_CHUNK_ELEMENTS");
-  if (text == nullptr || *text == '\0') return kDefault;
+  if (text == nullptr || *text < '0' || *text > '9') return kDefault;  // unset, empty, or signed
   char* end = nullptr;
+  errno = 0;
   const unsigned long long value = std::strtoull(text, &end, 10);
-  return *end == '\0' && value > 0 ? value : kDefault;
+  if (*end != '\0' || value == 0 || errno == ERANGE) return kDefault;
+  return std::min<uint64_t>(value, uint64_t{1} << 62);
 }
 
 // Rows of a tensor: its shape with fewer rows, and where they start.
@@ -554,7 +557,7 @@ std::optional<TensorRows> rows_of(const Tensor& t, const std::vector<int64_t>& x
   int64_t begin = first, end = last;
   if (block_size > 0 && axis == 0) {  // blocks along the first dimension: chunks start on a block
     begin = first / block_size;
-    end = (last + block_size - 1) / block_size;
+    end = last / block_size + (last % block_size != 0);  // rounded up without overflowing
   }
   if (t.shape.size() == 1 && !x_shape.empty()) {
     if (axis != 0) return whole;  // one value per index of another dimension: every chunk uses all
@@ -601,9 +604,15 @@ class Chunks {
     axis_ = rank_ > 0 ? ((slicing.axis % rank_) + rank_) % rank_ : 0;
     rows_ = first_dim_;
     if (rank_ > 0 && row_elements_ > 0) {
-      rows_ = static_cast<int64_t>(std::max<uint64_t>(1, chunk_elements() / row_elements_));
-      if (block_size_ > 0 && axis_ == 0) rows_ = (rows_ + block_size_ - 1) / block_size_ * block_size_;
-      rows_ = std::min(rows_, first_dim_);
+      // In unsigned arithmetic and below first_dim_ before any rounding, so that no block size
+      // or chunk setting can overflow it: a block at least as long as the dimension is one chunk.
+      const uint64_t rows = std::max<uint64_t>(1, chunk_elements() / row_elements_);
+      const uint64_t dim = static_cast<uint64_t>(first_dim_);
+      const uint64_t block = static_cast<uint64_t>(block_size_);
+      if (rows < dim && !(block_size_ > 0 && axis_ == 0 && block >= dim)) {
+        const uint64_t whole_blocks = block_size_ > 0 && axis_ == 0 ? (rows + block - 1) / block * block : rows;
+        rows_ = static_cast<int64_t>(std::min(whole_blocks, dim));
+      }
     }
     // Where the scale's or zero point's rows cannot be told, one chunk.
     const bool sliceable = rows_ == first_dim_ ||
@@ -667,6 +676,12 @@ class Chunks {
 // door's on the chunk's rows.
 Result<Plan> plan_chunk(const Planner& planner, const Plan& whole, const Chunk& chunk, const TensorView& x) {
   if (chunk.whole) return whole;
+  // Chunks checked at construction that every chunk's rows can be told; a missing zero point here
+  // would run the chunk without one, so it is an error, never a default.
+  if (!chunk.scale || (whole.has_zero_point && !chunk.zero_point)) {
+    return Status::internal("qdq: no scale or zero point rows for rows of x starting at flat index " +
+                            std::to_string(chunk.offset));
+  }
   const TensorView zero_point = chunk.zero_point ? chunk.zero_point->view() : TensorView{};
   return planner(x, chunk.scale->view(), chunk.zero_point ? &zero_point : nullptr);
 }

@@ -16,6 +16,8 @@
 // leaves it unused. python/tests/test_cli.py checks the binding with LD_DEBUG.
 #include <cstdint>
 
+#include "hwy/nanobenchmark.h"  // the declaration: a libhwy that changes the signature fails to compile here
+
 namespace hwy::platform {
 
 uint64_t TimerResolution() { return 1; }

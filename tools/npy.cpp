@@ -266,13 +266,15 @@ Result<NpyReader> NpyReader::open(const std::string& path) {
   if (got < 10 || std::memcmp(preamble, kMagic, kMagicSize) != 0) {
     return file_error(path, "not a .npy file (no \\x93NUMPY magic)");
   }
-  if (left) *left -= 10;
+  if (left) *left -= std::min<uint64_t>(*left, 10);  // a size that procfs reports as 0 must not wrap
   const int major = preamble[6], minor = preamble[7];
   size_t header_length = 0;
   if (major == 1) {
     header_length = preamble[8] | (static_cast<size_t>(preamble[9]) << 8);
   } else if (major == 2 || major == 3) {  // 3.0 differs from 2.0 only in allowing UTF-8 names
-    if (read_fully(file, preamble + 10, 2) != 2) return file_error(path, "malformed .npy file: truncated header length");
+    const ssize_t length_bytes = read_fully(file, preamble + 10, 2);
+    if (length_bytes < 0) return file_error(path, std::string("cannot read: ") + std::strerror(errno));
+    if (length_bytes != 2) return file_error(path, "malformed .npy file: truncated header length");
     if (left) *left -= std::min<uint64_t>(*left, 2);
     header_length = preamble[8] | (static_cast<size_t>(preamble[9]) << 8) | (static_cast<size_t>(preamble[10]) << 16) |
                     (static_cast<size_t>(preamble[11]) << 24);
@@ -355,16 +357,22 @@ Status NpyReader::read_next(unsigned char* into, uint64_t bytes) {
 
 Status NpyReader::expect_end() {
   if (left_) return *left_ == 0 ? Status() : wrong_body_size(body_read_ + *left_);
-  // A stream: count (and drop) what follows, for the message.
+  // A stream: count (and drop) what follows, for the message, up to 1 MiB (a stream that never
+  // ends, x followed by /dev/zero, must not keep the command reading).
+  constexpr uint64_t kCountedAtMost = uint64_t{1} << 20;
   unsigned char scratch[1 << 16];
   uint64_t rest = 0;
-  while (true) {
+  while (rest < kCountedAtMost) {
     const ssize_t got = read_fully(fd_.get(), scratch, sizeof scratch);
     if (got < 0) return file_error(path_, std::string("cannot read: ") + std::strerror(errno));
     rest += static_cast<uint64_t>(got);
     if (static_cast<size_t>(got) < sizeof scratch) break;
   }
-  return rest == 0 ? Status() : wrong_body_size(body_read_ + rest);
+  if (rest == 0) return Status();
+  if (rest < kCountedAtMost) return wrong_body_size(body_read_ + rest);
+  return file_error(path_, "malformed .npy file: shape " + shape_text(shape_) + " of " + descr_ + " needs " +
+                               std::to_string(body_bytes_) + " data bytes, the file has more than " +
+                               std::to_string(body_read_ + rest - 1));
 }
 
 Result<ByteBuffer> NpyReader::read_rest() {
@@ -419,9 +427,13 @@ Result<NpyWriter> NpyWriter::create(const std::string& path, const std::string& 
   errno = 0;
   FileDescriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
   if (fd.get() < 0) return file_error(path, std::string("cannot create: ") + std::strerror(errno));
-  struct stat status {};
+  struct stat status {}, named {};
   const bool regular = ::fstat(fd.get(), &status) == 0 && S_ISREG(status.st_mode);
-  NpyWriter writer(path, std::move(fd), regular);
+  // Whether the path itself names the file written, so that removing the path removes it: not so
+  // through a symbolic link (/dev/stdout redirected to a file, a link the user made).
+  const bool removable = regular && ::lstat(path.c_str(), &named) == 0 && S_ISREG(named.st_mode) &&
+                         named.st_dev == status.st_dev && named.st_ino == status.st_ino;
+  NpyWriter writer(path, std::move(fd), regular, removable);
   // The file's blocks are reserved before the write, as np.save does: on ext4 a 64 MiB write into
   // delayed allocation made the close() of a truncated file start its writeback (auto_da_alloc),
   // 15-25 ms, and the next truncation slower too; reserved, the write is the copy alone. A full disk
@@ -429,8 +441,8 @@ Result<NpyWriter> NpyWriter::create(const std::string& path, const std::string& 
   // cannot reserve, the write goes ahead as it is.
 #if defined(__linux__)
   if (regular && ::fallocate(writer.fd_.get(), FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(prefix.size() + body_bytes)) != 0 &&
-      errno == ENOSPC) {
-    return file_error(path, std::string("cannot write: ") + std::strerror(ENOSPC));
+      (errno == ENOSPC || errno == EDQUOT)) {
+    return file_error(path, std::string("cannot write: ") + std::strerror(errno));
   }
 #endif
   if (Status status_of_header = writer.write_next(prefix.data(), prefix.size()); !status_of_header.ok()) {
@@ -440,14 +452,21 @@ Result<NpyWriter> NpyWriter::create(const std::string& path, const std::string& 
 }
 
 NpyWriter::NpyWriter(NpyWriter&& other) noexcept
-    : path_(std::move(other.path_)), fd_(std::move(other.fd_)), regular_(other.regular_), finished_(other.finished_) {
+    : path_(std::move(other.path_)),
+      fd_(std::move(other.fd_)),
+      regular_(other.regular_),
+      removable_(other.removable_),
+      finished_(other.finished_) {
   other.finished_ = true;  // the moved-from writer owns no file
 }
 
+// An unfinished output: a regular file is emptied first, so that no name of it (another hard
+// link, the file behind a symbolic link) keeps a partial array, then removed where the path names it.
 NpyWriter::~NpyWriter() {
   if (finished_) return;
+  if (regular_) static_cast<void>(::ftruncate(fd_.get(), 0));  // best effort: the command has failed already
   fd_.close();
-  if (regular_) ::unlink(path_.c_str());
+  if (removable_) ::unlink(path_.c_str());
 }
 
 Status NpyWriter::write_next(const void* data, uint64_t bytes) {
@@ -461,7 +480,7 @@ Status NpyWriter::finish() {
   finished_ = true;
   if (fd_.close() != 0) {
     const int close_errno = errno;
-    if (regular_) ::unlink(path_.c_str());
+    if (removable_) ::unlink(path_.c_str());
     return file_error(path_, std::string("cannot write: ") + std::strerror(close_errno));
   }
   return Status();

@@ -33,8 +33,15 @@ class ByteBuffer {
   explicit ByteBuffer(size_t size);  // contents indeterminate until written
   static ByteBuffer zeros(size_t size);
 
-  ByteBuffer(ByteBuffer&& other) noexcept = default;
-  ByteBuffer& operator=(ByteBuffer&& other) noexcept = default;
+  ByteBuffer(ByteBuffer&& other) noexcept : bytes_(std::move(other.bytes_)), size_(other.size_) { other.size_ = 0; }
+  ByteBuffer& operator=(ByteBuffer&& other) noexcept {
+    if (this != &other) {
+      bytes_ = std::move(other.bytes_);
+      size_ = other.size_;
+      other.size_ = 0;
+    }
+    return *this;
+  }
   ByteBuffer(const ByteBuffer& other);
   ByteBuffer& operator=(const ByteBuffer& other);
 
@@ -127,8 +134,9 @@ class NpyReader {
 Result<NpyArray> read_npy(const std::string& path);
 
 // A .npy file being written: its header when created, then its body in pieces. Until finish()
-// succeeds the file is not a whole array, so an unfinished regular file is removed when the
-// writer goes away (an output that failed halfway must not be taken for a result).
+// succeeds the file is not a whole array, so an unfinished regular file is emptied and, where the
+// path names it (not through a symbolic link), removed when the writer goes away: an output that
+// failed halfway must not be taken for a result.
 class NpyWriter {
  public:
   // descr as in NpyArray ("<f4", "|u1", "<u2", ...); format version 1.0, or 2.0 when the header
@@ -143,11 +151,12 @@ class NpyWriter {
   Status finish();
 
  private:
-  NpyWriter(std::string path, FileDescriptor fd, bool regular)
-      : path_(std::move(path)), fd_(std::move(fd)), regular_(regular) {}
+  NpyWriter(std::string path, FileDescriptor fd, bool regular, bool removable)
+      : path_(std::move(path)), fd_(std::move(fd)), regular_(regular), removable_(removable) {}
   std::string path_;
   FileDescriptor fd_;
-  bool regular_ = false;
+  bool regular_ = false;    // a regular file (emptied if unfinished)
+  bool removable_ = false;  // named by path_ itself (removed if unfinished)
   bool finished_ = false;
 };
 

@@ -183,6 +183,10 @@ QUANTIZE_CASES = [
     ("uint8-opset13", "uint8", (4, 4), None, None, {"opset": 13}),
     ("int8-opset19-no-zp", "int8", (4, 4), None, None, {"opset": 19}),
     ("int8-precision-fp16", "int8", (4, 4), None, None, {"precision": "float16"}),
+    # Rank 1: the scale's rows are sliced with x's (chunks of whole blocks, a partial last block).
+    ("int8-rank1-block", "int8", (13,), ("block", 0, 4), "file", {}),
+    ("uint8-rank1-axis", "uint8", (11,), ("axis", 0), "file", {}),
+    ("int4-block-first-axis-3", "int4", (7, 5), ("block", 0, 3), "file", {}),
 ]
 
 
@@ -301,7 +305,7 @@ def test_quantize_float16_and_int32_input(tmp_path, x_dtype):
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), expected)
 
 
-def test_quantize_zero_d_and_empty(tmp_path):
+def test_quantize_zero_d_and_empty(tmp_path, chunk):
     for shape in [(), (0,), (3, 0)]:
         x = np.full(shape, 1.5, np.float32)
         run("quantize", save(tmp_path / "x.npy", x), tmp_path / "y.npy", "-t", "int4", "-s", 0.5)
@@ -428,6 +432,8 @@ DEQUANTIZE_CASES = [
     ("fp4-block", "float4_e2m1fn", (6, 32), ("block", 1, 16), None, "ml_dtypes", None),
     ("int8-to-fp16", "int8", (4, 4), None, 3, "native", "float16"),
     ("uint4-to-bf16", "uint4", (4, 4), ("axis", 0), "file", "uint8", "bfloat16"),
+    ("int8-block-first-axis", "int8", (7, 5), ("block", 0, 3), "file", "native", None),
+    ("uint8-rank1-block", "uint8", (13,), ("block", 0, 4), "file", "native", None),
 ]
 
 
@@ -794,6 +800,58 @@ def test_dequantize_errors(tmp_path):
     assert not y.exists()
 
 
+def _bad_later_code(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("QDQ_CLI_CHUNK_ELEMENTS", "8")
+    values = np.arange(100, dtype=np.uint8) % 16
+    values[73] = 0x20
+    return save(tmp_path / "c.npy", values.reshape(25, 4))
+
+
+def test_failed_output_through_a_symbolic_link(tmp_path, monkeypatch):
+    # The command fails after writing part of its output: the file behind a symbolic link is
+    # emptied (no partial array), and the link, which the user made, is left alone.
+    codes_file = _bad_later_code(tmp_path, monkeypatch)
+    real = tmp_path / "real.npy"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.npy"
+    link.symlink_to(real)
+    run_error("dequantize", codes_file, link, "-t", "uint4", "-s", 1)
+    assert link.is_symlink() and real.exists() and real.stat().st_size == 0
+
+
+def test_failed_output_with_another_hard_link(tmp_path, monkeypatch):
+    codes_file = _bad_later_code(tmp_path, monkeypatch)
+    y = tmp_path / "y.npy"
+    y.write_bytes(b"old")
+    os.link(y, tmp_path / "y_link.npy")
+    run_error("dequantize", codes_file, y, "-t", "uint4", "-s", 1)
+    assert not y.exists() and (tmp_path / "y_link.npy").stat().st_size == 0
+
+
+def test_block_as_long_as_int64_and_odd_chunk_settings(tmp_path, monkeypatch):
+    # A block size near INT64_MAX is one block (ceil(4 / B) = 1), and chunk settings that are no
+    # positive number fall back to the default; none of them may overflow the chunk arithmetic.
+    x = sample((4, 1), seed=10)
+    scale = np.full((1, 1), 0.05, np.float32)
+    expected = qdq.quantize_linear(x, scale, axis=0, block_size=(1 << 63) - 1, output_dtype=np.int8)
+    for setting in ["-1", "18446744073709551615", "99999999999999999999999", "x", "", "1"]:
+        monkeypatch.setenv("QDQ_CLI_CHUNK_ELEMENTS", setting)
+        run("quantize", save(tmp_path / "x.npy", x), tmp_path / "y.npy", "-t", "int8", "-s",
+            save(tmp_path / "s.npy", scale), "--axis", 0, "--block-size", (1 << 63) - 1)
+        np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), expected)
+
+
+def test_stream_that_never_ends(tmp_path):
+    # x followed by /dev/zero through a pipe: the bytes past the body are counted up to 1 MiB, then
+    # refused, rather than read for ever.
+    x = save(tmp_path / "x.npy", sample((4, 4)))
+    result = subprocess.run(f"cat {x} /dev/zero | {CLI} quantize /dev/stdin {tmp_path / 'y.npy'} -t int8 -s 1",
+                            shell=True, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "needs 64 data bytes, the file has more than" in result.stderr
+    assert not (tmp_path / "y.npy").exists()
+
+
 def test_output_over_its_own_input(tmp_path, chunk):
     # x streams from its file a chunk at a time, unless the output is the same file: then x is read
     # whole before the output truncates it (a hard link is the same file under another name).
@@ -889,6 +947,14 @@ def test_operator_extended_matches_python(tmp_path, chunk, type_name):
     run("dequantize", "--operator", "extended", tmp_path / "y.npy", tmp_path / "d.npy", "-s", tmp_path / "s.npy", "-z",
         tmp_path / "z.npy", "-a", 1)
     np.testing.assert_array_equal(np.load(tmp_path / "d.npy"), qdq.extended_dequantize_linear(expected, scale, zp, axis=1))
+    # Per-axis along the first axis: the scale's rows follow x's chunks.
+    scale0 = rng.uniform(0.05, 0.5, 4).astype(np.float32)
+    zp0 = np.zeros(4, dtype) if type_name in ("float16", "bfloat16") else (np.arange(4) % 3).astype(dtype)
+    run("quantize", "--operator", "extended", tmp_path / "x.npy", tmp_path / "ya.npy", "-t", type_name,
+        "-s", save(tmp_path / "s0.npy", scale0), "-z", save(tmp_path / "z0.npy", zp0), "-a", 0)
+    stored = np.load(tmp_path / "ya.npy")
+    got = stored if type_name in NATIVE else stored.view(dtype)
+    np.testing.assert_array_equal(codes(got), codes(qdq.extended_quantize_linear(x, scale0, zp0, axis=0)))
     # Without a zero point the output type is --type's (Quark takes it from the zero point).
     run("quantize", "--operator", "extended", tmp_path / "x.npy", tmp_path / "y0.npy", "-t", type_name, "-s", "0.25")
     got0 = np.load(tmp_path / "y0.npy")
@@ -979,6 +1045,14 @@ def test_elementwise_feature_level_runs_the_directml_door(tmp_path, chunk):
                                             np.broadcast_to(np.load(zp), (2, 3, 4, 5)), feature_level="2_1")
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), expected)
     np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), expected)
+    # A scale and zero point that vary along the first axis: each chunk's description takes its rows.
+    scale2 = save(tmp_path / "s2.npy", np.array([0.25, 4.0], np.float32).reshape(2, 1, 1, 1))
+    zp2 = save(tmp_path / "z2.npy", np.array([5, -6], np.int8).reshape(2, 1, 1, 1))
+    run("quantize", "--operator", "elementwise", x, tmp_path / "e.npy", "--type", "int8", "--scale", scale2,
+        "--zero-point", zp2, "--feature-level", "2_1")
+    expected2 = qdq.directml_quantize_linear(np.load(x), np.broadcast_to(np.load(scale2), (2, 3, 4, 5)),
+                                             np.broadcast_to(np.load(zp2), (2, 3, 4, 5)), feature_level="2_1")
+    np.testing.assert_array_equal(np.load(tmp_path / "e.npy"), expected2)
     error = run_error("quantize", "--operator", "elementwise", x, tmp_path / "c.npy", "--type", "int8", "--scale",
                       scale, "--zero-point", zp, "--feature-level", "1_0")
     assert "ZeroPointTensor has DataType INT8" in error and "DML_FEATURE_LEVEL_2_1 accepts" in error
