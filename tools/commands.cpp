@@ -202,7 +202,7 @@ bool same_file(const std::string& a, const std::string& b) {
 
 // The operator's x: loaded whole, or left in its file to be read a chunk of rows at a time while
 // the output is written (run_in_chunks). A regular file streams; a pipe, a file that is also the
-// output, and an x the command needs whole (calibration) are loaded. 4- and 2-bit codes
+// output, and an x the command needs whole (calibration over groups that span rows) are loaded. 4- and 2-bit codes
 // are checked as they are read, so a bad byte in a streaming x is found with part of the output
 // written; the unfinished output is then removed (NpyWriter).
 struct Input {
@@ -219,6 +219,19 @@ struct Input {
     return n;
   }
 };
+
+// Reads the rest of a streaming x into memory (the command needs it whole after all).
+Status load_whole(Input& input) {
+  if (!input.file) return Status();
+  Result<ByteBuffer> body = input.file->read_rest();
+  if (!body.ok()) return body.status();
+  if (Status codes = check_codes(body.value().data(), body.value().size(), input.file_type, input.where); !codes.ok()) {
+    return codes;
+  }
+  input.loaded = Tensor{input.type, input.shape, std::move(body.value())};
+  input.file.reset();
+  return Status();
+}
 
 Result<Input> open_input(const std::string& path, const char* role, std::optional<ElementType> declared,
                          const char* flag, bool whole, const std::string& output) {
@@ -429,22 +442,23 @@ Result<Tensor> load_zero_point(const std::string& text, ElementType type, const 
 // ---------------------------------------------------------------------------------------------
 // Calibration.
 
+// How scales and zero points are computed from x: qdq's toolkit (compute_qparams; formulas and edge
+// cases in docs/semantics.md, "Scales from data"), float32 scales, or float8_e8m0fnu for mx_*.
 struct Calibration {
-  Tensor scale;
-  Tensor zero_point;
-  std::string description;  // "minmax, per-axis (axis 0)"
+  QparamsOptions options;
+  bool with_zero_point = false;  // integer types; float types' zero points stay +0 codes
+  std::string description;       // "minmax, per-axis (axis 0)"
 };
 
-// Scale and zero point per group from qdq's toolkit (compute_qparams; formulas and edge cases in
-// docs/semantics.md, "Scales from data"): float32 scales, or float8_e8m0fnu for the mx_* methods.
-Result<Calibration> calibrate(const Tensor& x, ElementType type, const QuantizeOptions& options) {
+Calibration calibration_from(ElementType type, const QuantizeOptions& options) {
   static constexpr std::pair<const char*, ScaleMethod> kMethods[] = {
       {"minmax", ScaleMethod::kMinMax},     {"symmetric", ScaleMethod::kSymmetric},
       {"symmetric_restricted", ScaleMethod::kSymmetricRestricted},
       {"mx_floor", ScaleMethod::kMxFloor},  {"mx_ceil", ScaleMethod::kMxCeil},
       {"mx_even", ScaleMethod::kMxEven},    {"mx_rceil", ScaleMethod::kMxRceil},
   };
-  QparamsOptions q;
+  Calibration c;
+  QparamsOptions& q = c.options;
   q.quantized_type = type;
   for (const auto& [method_name, method] : kMethods) {
     if (options.calibrate == method_name) q.method = method;
@@ -453,31 +467,42 @@ Result<Calibration> calibrate(const Tensor& x, ElementType type, const QuantizeO
   // Float types take max|x| / max(T) under either name the CLI has always accepted.
   if (info(type).is_float() && q.method == ScaleMethod::kMinMax) q.method = ScaleMethod::kSymmetric;
   q.scale_type = mx ? ElementType::kFloat8E8M0 : ElementType::kFloat32;
-  Calibration result;
-  result.description = options.calibrate;
+  c.with_zero_point = info(type).is_integer();
+  c.description = options.calibrate;
   if (options.block_size > 0) {
     q.granularity = Granularity::kBlocked;
     q.axis = options.axis.value_or(1);
     q.block_size = options.block_size;
-    result.description += ", blocked (axis " + std::to_string(q.axis) + ", block " + std::to_string(q.block_size) + ")";
+    c.description += ", blocked (axis " + std::to_string(q.axis) + ", block " + std::to_string(q.block_size) + ")";
   } else if (options.per_axis) {
     q.granularity = Granularity::kPerAxis;
     q.axis = options.axis.value_or(1);
-    result.description += ", per-axis (axis " + std::to_string(q.axis) + ")";
+    c.description += ", per-axis (axis " + std::to_string(q.axis) + ")";
   } else {
-    result.description += ", per-tensor";
+    c.description += ", per-tensor";
   }
-  Result<std::vector<int64_t>> shape = qparams_shape(x.shape, q);
-  if (!shape.ok()) return shape.status();
-  result.scale = make_tensor(q.scale_type, shape.value());
-  result.zero_point = make_tensor(type, shape.value());
-  MutableTensorView zero_point = result.zero_point.mutable_view();
-  const bool with_zero_point = info(type).is_integer();  // float types' zero points stay +0 codes
-  if (Status s = compute_qparams(x.view(), q, result.scale.mutable_view(), with_zero_point ? &zero_point : nullptr);
-      !s.ok()) {
-    return s;
-  }
-  return result;
+  return c;
+}
+
+// Whether every group lies within a chunk of rows of x's first dimension, so that each chunk's
+// scales can be computed from the chunk alone: blocks (a chunk holds whole blocks along the first
+// axis), or one scale per index of the first axis. Per-tensor groups, and one scale per index of
+// another axis, span every row.
+bool calibrates_by_rows(const QparamsOptions& q, size_t rank) {
+  if (rank == 0) return false;
+  if (q.granularity == Granularity::kBlocked) return true;
+  const int64_t r = static_cast<int64_t>(rank);
+  return q.granularity == Granularity::kPerAxis && ((q.axis % r) + r) % r == 0;
+}
+
+// Computes the scale (and zero point) of x's elements `x` of `shape` into the given storage.
+Status compute_calibration(const Calibration& c, const TensorView& x, const std::vector<int64_t>& shape,
+                           unsigned char* scale, unsigned char* zero_point) {
+  Result<std::vector<int64_t>> groups = qparams_shape(shape, c.options);
+  if (!groups.ok()) return groups.status();
+  const MutableTensorView scale_view{c.options.scale_type, groups.value(), scale, kLayout};
+  const MutableTensorView zp_view{c.options.quantized_type, groups.value(), zero_point, kLayout};
+  return compute_qparams(x, c.options, scale_view, c.with_zero_point ? &zp_view : nullptr);
 }
 
 // "OUT.npy" -> "OUT.scale.npy".
@@ -687,8 +712,10 @@ Result<Plan> plan_chunk(const Planner& planner, const Plan& whole, const Chunk& 
 }
 
 // Runs planner's operator over x, writing y to `output`; returns y's type.
+// `before` runs on each chunk before it is planned (calibration), where given.
 Result<ElementType> run_in_chunks(Input& x, const Tensor& scale, const Tensor* zero_point, const Planner& planner,
-                                  const Slicing& slicing, const std::string& output) {
+                                  const Slicing& slicing, const std::string& output,
+                                  const std::function<Status(const Chunk&)>& before = {}) {
   Chunks chunks(x, scale, zero_point, slicing);
   const TensorView zp_whole = zero_point ? zero_point->view() : TensorView{};
   Result<Plan> whole = planner(chunks.whole_x(), scale.view(), zero_point ? &zp_whole : nullptr);
@@ -699,6 +726,9 @@ Result<ElementType> run_in_chunks(Input& x, const Tensor& scale, const Tensor* z
   if (!writer.ok()) return writer.status();
   ByteBuffer y(storage_bytes(y_type, chunks.largest(), kLayout));
   Status status = chunks.each([&](const Chunk& chunk) -> Status {
+    if (before) {
+      if (Status prepared = before(chunk); !prepared.ok()) return prepared;
+    }
     Result<Plan> plan = plan_chunk(planner, whole.value(), chunk, chunk.x_view(x.type));
     if (!plan.ok()) return plan.status();
     if (Status run = execute(plan.value(), chunk.output(y_type, y.data())); !run.ok()) return run;
@@ -712,23 +742,35 @@ Result<ElementType> run_in_chunks(Input& x, const Tensor& scale, const Tensor* z
 // ---------------------------------------------------------------------------------------------
 // Quantize.
 
-// The scale and zero point of a quantize: from the flags, or calibrated from x (loaded whole).
+// The scale and zero point of a quantize: from the flags, or calibrated from x. A loaded x is
+// calibrated whole here; a streaming one (its groups within chunks of rows) a chunk at a time as
+// the chunks are read (calibrate_chunk), into these tensors.
 struct QuantizeOperands {
   Tensor scale, zero_point;
   bool has_zero_point = false;
   std::optional<Calibration> calibration;
+  bool calibrated_per_chunk = false;
 };
 
 Result<QuantizeOperands> quantize_operands(const QuantizeOptions& options, ElementType type, Family family,
                                            const Input& x) {
   QuantizeOperands q;
   if (!options.calibrate.empty()) {
-    Result<Calibration> calibration = calibrate(*x.loaded, type, options);
-    if (!calibration.ok()) return calibration.status();
-    q.scale = calibration.value().scale;
-    q.zero_point = calibration.value().zero_point;
+    const Calibration calibration = calibration_from(type, options);
+    Result<std::vector<int64_t>> groups = qparams_shape(x.shape, calibration.options);
+    if (!groups.ok()) return groups.status();
+    q.scale = make_tensor(calibration.options.scale_type, groups.value());
+    q.zero_point = make_tensor(type, groups.value());
     q.has_zero_point = true;
-    q.calibration = std::move(calibration.value());
+    q.calibrated_per_chunk = !x.loaded;
+    if (x.loaded) {
+      if (Status status = compute_calibration(calibration, x.loaded->view(), x.shape, q.scale.bytes.data(),
+                                              q.zero_point.bytes.data());
+          !status.ok()) {
+        return status;
+      }
+    }
+    q.calibration = calibration;
   } else {
     Result<Tensor> scale = load_scale(options.scale, options.scale_type);
     if (!scale.ok()) return scale.status();
@@ -797,10 +839,16 @@ Result<QuantizeSetup> prepare_quantize(const QuantizeOptions& options, bool whol
   QuantizeSetup setup;
   setup.type = *type_or.value();
   setup.family = family_of(options.family);
-  Result<Input> x = open_input(options.input, "x", input_type.value(), "--input-type",
-                               whole_x || !options.calibrate.empty(), options.output);
+  Result<Input> x = open_input(options.input, "x", input_type.value(), "--input-type", whole_x, options.output);
   if (!x.ok()) return x.status();
   setup.x = std::move(x.value());
+  // A calibrated x streams where each chunk's groups lie within it (and DirectML's same-rank
+  // scales need no reshaping of what compute_qparams writes); otherwise it is read whole first.
+  if (!options.calibrate.empty() &&
+      (setup.family == Family::kElementwise ||
+       !calibrates_by_rows(calibration_from(setup.type, options).options, setup.x.shape.size()))) {
+    if (Status loaded = load_whole(setup.x); !loaded.ok()) return loaded;
+  }
   Result<QuantizeOperands> operands = quantize_operands(options, setup.type, setup.family, setup.x);
   if (!operands.ok()) return operands.status();
   setup.operands = std::move(operands.value());
@@ -823,15 +871,26 @@ Planner dequantize_planner(Family family, int64_t axis, const DequantizeLinearAt
 
 // Calibrated parameters go beside the output, so that the output can be dequantized (or x
 // re-quantized) later with exactly the scale and zero point that produced it.
-Status save_calibration(const std::string& output, const Calibration& c) {
+Status save_calibration(const std::string& output, const QuantizeOperands& q) {
   const std::string scale_path = beside(output, "scale");
   const std::string zp_path = beside(output, "zero_point");
-  Status status = save_tensor(scale_path, c.scale);
-  if (status.ok()) status = save_tensor(zp_path, c.zero_point);
+  Status status = save_tensor(scale_path, q.scale);
+  if (status.ok()) status = save_tensor(zp_path, q.zero_point);
   if (!status.ok()) return status;
-  print_wrote(scale_path, c.scale, "scale (" + c.description + ")");
-  print_wrote(zp_path, c.zero_point, "zero point");
+  print_wrote(scale_path, q.scale, "scale (" + q.calibration->description + ")");
+  print_wrote(zp_path, q.zero_point, "zero point");
   return Status();
+}
+
+// For a streaming, calibrated x: the chunk's scales and zero points, computed from its rows into
+// the rows of the tensors that its plan then reads.
+Status calibrate_chunk(const Chunk& chunk, ElementType x_type, QuantizeOperands& q) {
+  if (!q.calibrated_per_chunk) return Status();
+  // The chunk's rows point into q's own tensors (rows_of), which this writes.
+  unsigned char* scale = chunk.whole ? q.scale.bytes.data() : const_cast<unsigned char*>(chunk.scale->data);
+  unsigned char* zero_point =
+      chunk.whole ? q.zero_point.bytes.data() : const_cast<unsigned char*>(chunk.zero_point->data);
+  return compute_calibration(*q.calibration, chunk.x_view(x_type), chunk.shape, scale, zero_point);
 }
 
 }  // namespace
@@ -841,11 +900,12 @@ Status run_quantize(const QuantizeOptions& options) {
   if (!setup.ok()) return setup.status();
   QuantizeSetup& q = setup.value();
   const Tensor* zp = q.operands.has_zero_point ? &q.operands.zero_point : nullptr;
-  Result<ElementType> y_type = run_in_chunks(q.x, q.operands.scale, zp, q.planner,
-                                             {options.axis.value_or(1), options.block_size}, options.output);
+  Result<ElementType> y_type = run_in_chunks(
+      q.x, q.operands.scale, zp, q.planner, {options.axis.value_or(1), options.block_size}, options.output,
+      [&](const Chunk& chunk) { return calibrate_chunk(chunk, q.x.type, q.operands); });
   if (!y_type.ok()) return y_type.status();
   print_wrote(options.output, y_type.value(), q.x.shape, "");
-  if (q.operands.calibration) return save_calibration(options.output, *q.operands.calibration);
+  if (q.operands.calibration) return save_calibration(options.output, q.operands);
   return Status();
 }
 
@@ -889,7 +949,7 @@ Status run_dequantize(const DequantizeOptions& options) {
 }
 
 Status run_roundtrip(const QuantizeOptions& options) {
-  // x streams, as for quantize, unless it is calibrated (then it is read whole first).
+  // x streams, as for quantize (a calibration whose groups span rows reads it whole first).
   Result<QuantizeSetup> setup = prepare_quantize(options, false);
   if (!setup.ok()) return setup.status();
   QuantizeSetup& q = setup.value();
@@ -931,6 +991,7 @@ Status run_roundtrip(const QuantizeOptions& options) {
 
   ErrorStatistics stats;
   Status status = chunks.each([&](const Chunk& chunk) -> Status {
+    if (Status calibrated = calibrate_chunk(chunk, q.x.type, q.operands); !calibrated.ok()) return calibrated;
     Result<Plan> quantize = plan_chunk(q.planner, quantize_whole.value(), chunk, chunk.x_view(q.x.type));
     if (!quantize.ok()) return quantize.status();
     if (Status run = execute(quantize.value(), chunk.output(code_type, codes.data())); !run.ok()) return run;
@@ -972,7 +1033,7 @@ Status run_roundtrip(const QuantizeOptions& options) {
 
   if (!options.output.empty()) {
     print_wrote(options.output, restored_type, q.x.shape, "dequantized");
-    if (calibration) return save_calibration(options.output, *calibration);
+    if (calibration) return save_calibration(options.output, q.operands);
   }
   return Status();
 }
