@@ -45,7 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import compare  # noqa: E402  (the cells, their inputs and the machine's description)
-from compare import NAME, SIZES, Cell  # noqa: E402
+from compare import NAME, SIZES, Cell, best_of  # noqa: E402
 
 import qdq  # noqa: E402
 from qdq import _qdq  # noqa: E402
@@ -98,15 +98,6 @@ def load(path: str, dtype: np.dtype) -> np.ndarray:
         header = ast.literal_eval(f.read(length).decode("latin1"))
         codes = np.fromfile(f, dtype={1: np.uint8, 2: np.uint16, 4: np.uint32}[dtype.itemsize])
     return codes.view(dtype).reshape(header["shape"])
-
-
-def best_of(fn, repeat: int) -> float:
-    best = 1e30
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - started)
-    return best
 
 
 def run_quietly(argv: list[str]) -> None:

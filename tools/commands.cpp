@@ -176,23 +176,6 @@ Status check_codes(const unsigned char* begin, size_t size, const FileType& file
 
 std::string input_name(const char* role, const std::string& path) { return std::string(role) + " ('" + path + "')"; }
 
-// Loads a .npy file whole as a qdq tensor (see file_type for the arguments).
-Result<Tensor> load_tensor(const std::string& path, const char* role, std::optional<ElementType> declared,
-                           const char* flag) {
-  Result<NpyReader> reader = NpyReader::open(path);
-  if (!reader.ok()) return reader.status();
-  const std::string where = input_name(role, path);
-  Result<FileType> file = file_type(reader.value().descr(), declared, where, flag);
-  if (!file.ok()) return file.status();
-  Result<ByteBuffer> body = reader.value().read_rest();
-  if (!body.ok()) return body.status();
-  if (Status codes = check_codes(body.value().data(), body.value().size(), file.value(), where); !codes.ok()) {
-    return codes;
-  }
-  // The file's element bytes are the tensor's storage as read: numpy's layout is the core's.
-  return Tensor{file.value().type, reader.value().shape(), std::move(body.value())};
-}
-
 // Whether two paths name the same existing file.
 bool same_file(const std::string& a, const std::string& b) {
   struct stat first {}, second {};
@@ -246,17 +229,19 @@ Result<Input> open_input(const std::string& path, const char* role, std::optiona
   input.where = where;
   input.shape = reader.value().shape();
   const bool streams = !whole && reader.value().sized() && !same_file(path, output);
-  if (streams) {
-    input.file = std::move(reader.value());
-    return input;
+  input.file = std::move(reader.value());
+  if (!streams) {
+    if (Status loaded = load_whole(input); !loaded.ok()) return loaded;
   }
-  Result<ByteBuffer> body = reader.value().read_rest();
-  if (!body.ok()) return body.status();
-  if (Status codes = check_codes(body.value().data(), body.value().size(), file.value(), where); !codes.ok()) {
-    return codes;
-  }
-  input.loaded = Tensor{input.type, input.shape, std::move(body.value())};
   return input;
+}
+
+// Loads a .npy file whole as a qdq tensor (see file_type for the arguments).
+Result<Tensor> load_tensor(const std::string& path, const char* role, std::optional<ElementType> declared,
+                           const char* flag) {
+  Result<Input> input = open_input(path, role, declared, flag, true, "");
+  if (!input.ok()) return input.status();
+  return std::move(*input.value().loaded);
 }
 
 // How a type is written to .npy, for the "wrote ..." lines and --help.
@@ -753,10 +738,10 @@ struct QuantizeOperands {
 };
 
 Result<QuantizeOperands> quantize_operands(const QuantizeOptions& options, ElementType type, Family family,
-                                           const Input& x) {
+                                           const Input& x, const std::optional<Calibration>& calibrated) {
   QuantizeOperands q;
-  if (!options.calibrate.empty()) {
-    const Calibration calibration = calibration_from(type, options);
+  if (calibrated) {
+    const Calibration& calibration = *calibrated;
     Result<std::vector<int64_t>> groups = qparams_shape(x.shape, calibration.options);
     if (!groups.ok()) return groups.status();
     q.scale = make_tensor(calibration.options.scale_type, groups.value());
@@ -844,12 +829,13 @@ Result<QuantizeSetup> prepare_quantize(const QuantizeOptions& options, bool whol
   setup.x = std::move(x.value());
   // A calibrated x streams where each chunk's groups lie within it (and DirectML's same-rank
   // scales need no reshaping of what compute_qparams writes); otherwise it is read whole first.
-  if (!options.calibrate.empty() &&
-      (setup.family == Family::kElementwise ||
-       !calibrates_by_rows(calibration_from(setup.type, options).options, setup.x.shape.size()))) {
+  std::optional<Calibration> calibration;
+  if (!options.calibrate.empty()) calibration = calibration_from(setup.type, options);
+  if (calibration && (setup.family == Family::kElementwise ||
+                      !calibrates_by_rows(calibration->options, setup.x.shape.size()))) {
     if (Status loaded = load_whole(setup.x); !loaded.ok()) return loaded;
   }
-  Result<QuantizeOperands> operands = quantize_operands(options, setup.type, setup.family, setup.x);
+  Result<QuantizeOperands> operands = quantize_operands(options, setup.type, setup.family, setup.x, calibration);
   if (!operands.ok()) return operands.status();
   setup.operands = std::move(operands.value());
   setup.planner = quantize_planner(options, setup.type, setup.family, setup.operands.has_zero_point, precision.value());

@@ -127,7 +127,7 @@ class HeaderParser {
   size_t pos_ = 0;
 };
 
-// Validates a descriptor and returns it normalised (see NpyArray::descr) with its item size.
+// Validates a descriptor and returns it normalised (see NpyReader::descr) with its item size.
 Result<std::pair<std::string, size_t>> normalise_descr(const std::string& path, const std::string& descr) {
   size_t i = 0;
   char order = '|';
@@ -206,12 +206,6 @@ int FileDescriptor::close() {
   const int result = ::close(fd_);
   fd_ = -1;
   return result;
-}
-
-uint64_t NpyArray::count() const {
-  uint64_t count = 1;
-  for (int64_t d : shape) count *= static_cast<uint64_t>(d);
-  return count;
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -324,10 +318,9 @@ Result<NpyReader> NpyReader::open(const std::string& path) {
   Result<std::pair<std::string, size_t>> dtype = normalise_descr(path, *descr);
   if (!dtype.ok()) return dtype.status();
   reader.descr_ = dtype.value().first;
-  reader.item_size_ = dtype.value().second;
   reader.shape_ = *shape;
   // Overflow-checked byte count: a corrupt header must not turn into a huge allocation or a wrap.
-  uint64_t expected = reader.item_size_;
+  uint64_t expected = dtype.value().second;  // the item size
   for (int64_t d : reader.shape_) {
     if (__builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected)) {
       return file_error(path, "malformed .npy header: shape " + shape_text(reader.shape_) + " is too large");
@@ -339,9 +332,10 @@ Result<NpyReader> NpyReader::open(const std::string& path) {
   return reader;
 }
 
-Status NpyReader::wrong_body_size(uint64_t available) const {
+Status NpyReader::wrong_body_size(uint64_t available, bool more_than) const {
   return file_error(path_, "malformed .npy file: shape " + shape_text(shape_) + " of " + descr_ + " needs " +
-                               std::to_string(body_bytes_) + " data bytes, the file has " + std::to_string(available));
+                               std::to_string(body_bytes_) + " data bytes, the file has " +
+                               (more_than ? "more than " : "") + std::to_string(available));
 }
 
 Status NpyReader::read_next(unsigned char* into, uint64_t bytes) {
@@ -370,9 +364,7 @@ Status NpyReader::expect_end() {
   }
   if (rest == 0) return Status();
   if (rest < kCountedAtMost) return wrong_body_size(body_read_ + rest);
-  return file_error(path_, "malformed .npy file: shape " + shape_text(shape_) + " of " + descr_ + " needs " +
-                               std::to_string(body_bytes_) + " data bytes, the file has more than " +
-                               std::to_string(body_read_ + rest - 1));
+  return wrong_body_size(body_read_ + rest - 1, true);
 }
 
 Result<ByteBuffer> NpyReader::read_rest() {
@@ -382,19 +374,6 @@ Result<ByteBuffer> NpyReader::read_rest() {
   if (body_read_ < body_bytes_) return wrong_body_size(body_read_);
   if (Status end = expect_end(); !end.ok()) return end;
   return std::move(data.value());
-}
-
-Result<NpyArray> read_npy(const std::string& path) {
-  Result<NpyReader> reader = NpyReader::open(path);
-  if (!reader.ok()) return reader.status();
-  Result<ByteBuffer> data = reader.value().read_rest();
-  if (!data.ok()) return data.status();
-  NpyArray array;
-  array.descr = reader.value().descr();
-  array.item_size = reader.value().item_size();
-  array.shape = reader.value().shape();
-  array.data = std::move(data.value());
-  return array;
 }
 
 Result<NpyWriter> NpyWriter::create(const std::string& path, const std::string& descr,

@@ -48,9 +48,7 @@ class ByteBuffer {
   unsigned char* data() { return bytes_.get(); }
   const unsigned char* data() const { return bytes_.get(); }
   size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
   unsigned char& operator[](size_t i) { return bytes_[i]; }
-  unsigned char operator[](size_t i) const { return bytes_[i]; }
 
   // Keeps the first `size` bytes (size <= size()); the storage is not reallocated.
   void shrink(size_t size) { size_ = size < size_ ? size : size_; }
@@ -81,17 +79,6 @@ class FileDescriptor {
   int fd_;
 };
 
-struct NpyArray {
-  // The descriptor with its byte-order character normalised: '|' for one-byte items, '<' otherwise
-  // ("<f4", "|u1", "|V1", "<V2"). Big-endian and structured descriptors are rejected on reading.
-  std::string descr;
-  std::vector<int64_t> shape;  // empty = 0-D (one element)
-  size_t item_size = 0;
-  ByteBuffer data;  // count() * item_size bytes, C order
-
-  uint64_t count() const;
-};
-
 // An open .npy file whose preamble and header have been read and checked; its body (the element
 // bytes) is read next, whole or in pieces. Every failure (missing file, bad magic, unparsable
 // header, Fortran order, a big-endian or object dtype, a body of the wrong size) is a Status with
@@ -100,11 +87,10 @@ class NpyReader {
  public:
   static Result<NpyReader> open(const std::string& path);
 
-  const std::string& path() const { return path_; }
-  const std::string& descr() const { return descr_; }  // normalised as NpyArray::descr
-  const std::vector<int64_t>& shape() const { return shape_; }
-  size_t item_size() const { return item_size_; }
-  uint64_t body_bytes() const { return body_bytes_; }
+  // The descriptor with its byte-order character normalised: '|' for one-byte items, '<'
+  // otherwise ("<f4", "|u1", "|V1", "<V2"); big-endian and structured descriptors are refused.
+  const std::string& descr() const { return descr_; }
+  const std::vector<int64_t>& shape() const { return shape_; }  // empty = 0-D (one element)
   // A regular file, whose size showed its body to have exactly body_bytes() bytes before any was
   // read (a pipe's length is known only at its end).
   bool sized() const { return left_.has_value(); }
@@ -118,20 +104,17 @@ class NpyReader {
 
  private:
   NpyReader(std::string path, FileDescriptor fd) : path_(std::move(path)), fd_(std::move(fd)) {}
-  Status wrong_body_size(uint64_t available) const;
+  // "needs N data bytes, the file has M" (or "more than M", for a stream counted no further).
+  Status wrong_body_size(uint64_t available, bool more_than = false) const;
 
   std::string path_;
   FileDescriptor fd_;
   std::optional<uint64_t> left_;  // bytes left in a regular file
   std::string descr_;
   std::vector<int64_t> shape_;
-  size_t item_size_ = 0;
   uint64_t body_bytes_ = 0;
   uint64_t body_read_ = 0;
 };
-
-// Reads `path` whole: NpyReader::open, then read_rest.
-Result<NpyArray> read_npy(const std::string& path);
 
 // A .npy file being written: its header when created, then its body in pieces. Until finish()
 // succeeds the file is not a whole array, so an unfinished regular file is emptied and, where the
@@ -139,7 +122,7 @@ Result<NpyArray> read_npy(const std::string& path);
 // failed halfway must not be taken for a result.
 class NpyWriter {
  public:
-  // descr as in NpyArray ("<f4", "|u1", "<u2", ...); format version 1.0, or 2.0 when the header
+  // descr as NpyReader::descr gives it ("<f4", "|u1", "<u2", ...); format version 1.0, or 2.0 when the header
   // does not fit in 65535 bytes. The file's blocks for the whole array are reserved here.
   static Result<NpyWriter> create(const std::string& path, const std::string& descr,
                                   const std::vector<int64_t>& shape, uint64_t body_bytes);

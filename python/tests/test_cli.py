@@ -800,8 +800,10 @@ def test_dequantize_errors(tmp_path):
     assert not y.exists()
 
 
-def _bad_later_code(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.setenv("QDQ_CLI_CHUNK_ELEMENTS", "8")
+def _bad_later_code(tmp_path: Path, monkeypatch, chunk_size=8) -> Path:
+    """A 4-bit codes file with a bad byte at flat index 73, read in chunks of `chunk_size` (None: the default)."""
+    if chunk_size is not None:
+        monkeypatch.setenv("QDQ_CLI_CHUNK_ELEMENTS", str(chunk_size))
     values = np.arange(100, dtype=np.uint8) % 16
     values[73] = 0x20
     return save(tmp_path / "c.npy", values.reshape(25, 4))
@@ -870,11 +872,7 @@ def test_bad_code_in_a_later_chunk(tmp_path, monkeypatch, chunk_size):
     # A 4-bit x streams from its file and is checked a chunk at a time: a bad byte past the first
     # chunk is reported with its flat index in the whole tensor, and the output, written up to that
     # chunk, is removed rather than left looking like a result.
-    if chunk_size is not None:
-        monkeypatch.setenv("QDQ_CLI_CHUNK_ELEMENTS", str(chunk_size))
-    values = np.arange(100, dtype=np.uint8) % 16
-    values[73] = 0x20
-    codes_file = save(tmp_path / "c.npy", values.reshape(25, 4))
+    codes_file = _bad_later_code(tmp_path, monkeypatch, chunk_size)
     y = tmp_path / "y.npy"
     line = run_error("dequantize", codes_file, y, "-t", "uint4", "-s", 1)
     assert "byte 0x20 at flat index 73, which is not a 4-bit uint4 code" in line
