@@ -621,8 +621,13 @@ TEST_F(KernelsOnEveryTarget, NaNTimesNaNGivesTheScalesNaNWithPerElementScales) {
 // (kernels.cpp, CodeTable) by both quantize loops that read them, so every entry of every table
 // meets the reference.
 TEST_F(KernelsOnEveryTarget, EveryFloat16AndBfloat16QuotientToFloat8AndFloat4) {
-  const Sweep granularities[] = {{{256, 256}, 1, 0, false}, {{256, 256}, 0, 0, false}, {{256, 256}, 1, 32, false},
-                                 {{256, 256}, 0, 32, false}};
+  // Blocks of 8, 16, 32 and 48 along the last axis (48 ends in a partial block): two, four, eight
+  // and twelve vectors on SSE4, one, two, four and six on AVX2, half, one, two and three on
+  // AVX-512, so that each loop of the blocked path meets them (the 16-bit-lane encode of pairs
+  // or fours, the code table, Encode).
+  const Sweep granularities[] = {{{256, 256}, 1, 0, false},  {{256, 256}, 0, 0, false}, {{256, 256}, 1, 32, false},
+                                 {{256, 256}, 0, 32, false}, {{256, 256}, 1, 8, false}, {{256, 256}, 1, 16, false},
+                                 {{256, 256}, 1, 48, false}};
   for (int64_t target : kernels::supported_targets()) {
     kernels::force_target(target);
     for (E x_type : {E::kFloat16, E::kBfloat16}) {

@@ -1515,7 +1515,10 @@ HWY_INLINE uint64_t ForEachUniformStretch(const exec::Run& run, uint64_t offset,
 // same Encode, instead of Encode's 14 or more operations per vector: the quantization then costs
 // its division, the rounding to x's type and one gather. Not for a float4 plan that adds a zero
 // point (the sum is rounded again), nor for integer outputs, whose rounding and clamp cost less
-// than a gather.
+// than a gather. Whole pairs and fours of vectors take the 16-bit-lane encode below first
+// (QDQ_HALFWORD_CODES), which measured faster than the gather on AVX-512 too (session 41, 16M
+// float16 -> float8e4m3fn per-axis-last 3.53 -> 2.54 ms); the table keeps what that leaves:
+// per-element zero points, a stretch's partial groups, blocks of one vector.
 #undef QDQ_CODE_GATHER  // per target, as QDQ_F16C
 #if defined(QDQ_F16C) && HWY_TARGET != HWY_AVX2
 #define QDQ_CODE_GATHER 1
@@ -1567,12 +1570,13 @@ HWY_INLINE VI CodesOfQuotientByTable(const uint8_t* table, VF q) {
 #endif
 
 // --- float8 / float4 codes of 16-bit quotients, in 16-bit lanes ---------------------------------
-// Where the CPU does not gather (no QDQ_CODE_GATHER table), the quotient that
-// RoundOwnPrecisionQuotient rounds to float16 or bfloat16 is encoded from that 16-bit pattern
-// itself, in 16-bit lanes, instead of as a float32 lane by Encode: twice the lanes per instruction,
-// and float16 skips F16C's widening back to float32. Measured on this project's AMD EPYC (Zen 1,
-// AVX2), one core, 64K float16 -> float8e4m3fn with a scale per element in cache: 132.8 us by
-// Encode, 61.7 us in 16-bit lanes (division and rounding alone: 29.0).
+// The quotient that RoundOwnPrecisionQuotient rounds to float16 or bfloat16 is encoded from that
+// 16-bit pattern itself, in 16-bit lanes, instead of as a float32 lane by Encode: twice the lanes
+// per instruction, and float16 skips F16C's widening back to float32. Measured on this project's
+// AMD EPYC (Zen 1, AVX2), one core, 64K float16 -> float8e4m3fn with a scale per element in
+// cache: 132.8 us by Encode, 61.7 us in 16-bit lanes (division and rounding alone: 29.0). On
+// AVX-512 it also beats the code table's gather (above): 16M, 2 threads, 1.1-1.6x over the float8
+// and float4 cells from float16 and bfloat16 x (docs/performance.md, session 41).
 // The rules are Encode's, moved to a 16-bit source format S:
 //   normal codes: the magnitude pattern rounded to F's mantissa on the bits, half to even (add
 //     2^(shift-1) - 1 plus the lowest kept bit), and the exponent field moved from S's bias to
@@ -1594,7 +1598,7 @@ HWY_INLINE VI CodesOfQuotientByTable(const uint8_t* table, VF q) {
 // addition on the bits as RoundBfloat16QuotientAnyNan), as on the float32 path, so both give the
 // same codes bit for bit.
 #undef QDQ_HALFWORD_CODES  // per target, as QDQ_F16C
-#if HWY_TARGET != HWY_SCALAR && !defined(QDQ_CODE_GATHER)
+#if HWY_TARGET != HWY_SCALAR
 #define QDQ_HALFWORD_CODES 1
 
 using D16 = hn::Repartition<uint16_t, DF>;
@@ -1709,6 +1713,38 @@ HWY_INLINE VI16 EncodeHalfwords(V16 h, bool saturate) {
   return code;
 }
 
+#undef QDQ_HALFWORD_PAIRS  // per target, as QDQ_F16C
+#if HWY_TARGET != HWY_AVX2
+#define QDQ_HALFWORD_PAIRS 1
+// Two vectors of float32 quotients a, b rounded to x's 16-bit type kX, in order in one register
+// of 16-bit lanes: float16 by F16C's rounding (AVX-512), bfloat16 by Bfloat16BitsInHighHalf's
+// addition, whose quotient NaNs (16 zero low bits) stay NaNs with their sign, which is all the
+// codes read of them.
+template <ElementType kX>
+HWY_INLINE V16 HalfwordsOfQuotients(VF a, VF b) {
+  if constexpr (kX == ElementType::kFloat16) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    return V16{_mm512_inserti64x4(_mm512_castsi256_si512(ToHalf(a)), ToHalf(b), 1)};
+#else
+    static_assert(kX == ElementType::kBfloat16, "float16 quotients are encoded in 16-bit lanes with F16C only");
+#endif
+  } else {
+    const D16 du;
+    return hn::ConcatOdd(du, hn::BitCast(du, Bfloat16BitsInHighHalf(b)), hn::BitCast(du, Bfloat16BitsInHighHalf(a)));
+  }
+}
+
+// The codes in format F of two vectors of float32 quotients q0, q1 (in kX's precision, not yet
+// rounded to it), stored as 2 * lanes consecutive bytes: one register of 16-bit lanes encoded by
+// EncodeHalfwords. Blocks of two vectors (32 elements on AVX-512) take it whole.
+template <const Format& F, ElementType kX>
+HWY_INLINE void StoreCodesOfQuotients2(VF q0, VF q1, bool saturate, uint8_t* destination) {
+  constexpr const Format& S = kX == ElementType::kFloat16 ? kFloat16Format : kBfloat16Format;
+  const hn::Rebind<uint8_t, DI16> d8;
+  hn::StoreU(hn::DemoteTo(d8, EncodeHalfwords<S, F>(HalfwordsOfQuotients<kX>(q0, q1), saturate)), d8, destination);
+}
+#endif
+
 // The codes in format F of four vectors of float32 quotients q0..q3 (in x's 16-bit precision kX,
 // not yet rounded to it), stored as 4 * lanes consecutive bytes: each rounded to kX and encoded
 // sixteen bits a lane (EncodeHalfwords), two vectors to one register of 16-bit lanes.
@@ -1739,16 +1775,10 @@ HWY_INLINE void StoreCodesOfQuotients4(VF q0, VF q1, VF q2, VF q3, bool saturate
   const __m256i order = PackedBytesOrder(kX == ElementType::kFloat16 || kInterleaved);
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination), _mm256_permutevar8x32_epi32(bytes, order));
 #else
-  static_assert(kX == ElementType::kBfloat16, "float16 quotients are encoded in 16-bit lanes with F16C only");
   static_assert(!kInterleaved, "LoadX4 interleaves on AVX2 only");
-  const D16 du;
-  const hn::Rebind<uint8_t, DI16> d8;
   const size_t N = hn::Lanes(DF());
-  const auto pair = [&](VF a, VF b) QDQ_HOT_LAMBDA {
-    return hn::ConcatOdd(du, hn::BitCast(du, Bfloat16BitsInHighHalf(b)), hn::BitCast(du, Bfloat16BitsInHighHalf(a)));
-  };
-  hn::StoreU(hn::DemoteTo(d8, EncodeHalfwords<S, F>(pair(q0, q1), saturate)), d8, destination);
-  hn::StoreU(hn::DemoteTo(d8, EncodeHalfwords<S, F>(pair(q2, q3), saturate)), d8, destination + 2 * N);
+  StoreCodesOfQuotients2<F, kX>(q0, q1, saturate, destination);
+  StoreCodesOfQuotients2<F, kX>(q2, q3, saturate, destination + 2 * N);
 #endif
 }
 #endif  // QDQ_HALFWORD_CODES
@@ -1863,7 +1893,8 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
 #ifdef QDQ_CODE_GATHER
   // float16 x in uniform stretches keeps Encode: there the table measured no faster (16M, 2
   // threads: per-axis-first 2.45-2.68 against 2.52-2.61 ms, blocked-last-32 3.3-3.8 against
-  // 3.0-4.0), its rounding being F16C's two instructions.
+  // 3.0-4.0), its rounding being F16C's two instructions. Either way the loop's whole fours of
+  // vectors go through the 16-bit-lane encode where it applies (QDQ_HALFWORD_CODES).
   if constexpr (kRoundQuotient && kCodesByTable<Output> && !kByTable && (kPerElement || kX == ElementType::kBfloat16)) {
     if (c.code_table != nullptr) {  // the same loop with the table's codes (CodesOfQuotientByTable)
       QuantizeUniform<Output, kX, Code, true, kByReciprocal, kPerElement, kZeroPointCodes, true>(
@@ -2088,6 +2119,7 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
   };
   constexpr size_t kXBytes = sizeof(typename XInput<kX>::T);
   [[maybe_unused]] const bool fours = block % (4 * N) == 0;
+  [[maybe_unused]] const bool pairs = block % (2 * N) == 0;
   for (size_t b = 0, i = 0; i < k; ++b, i += block) {
     VF s = hn::Set(df, o.scale.block[b]);
     if (round_scale) s = RoundToPrecision(c.precision, s);
@@ -2111,6 +2143,19 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
           }
           continue;
         }
+#ifdef QDQ_HALFWORD_PAIRS
+        // Blocks of two vectors (32 elements on AVX-512), a pair at a time: 16M float16 ->
+        // float8e4m3fn blocked-last-32 took 3.5-3.6 ms by the code table, as by Encode, and
+        // 2.5 ms so (2 threads).
+        if (pairs && own_precision && !(Output::kAddsZero && c.apply_zero_point)) {
+          for (size_t j = i; j < end; j += 2 * N) {
+            StoreCodesOfQuotients2<Output::kFormat, kX>(hn::Div(XInput<kX>::Load(x + j), s),
+                                                        hn::Div(XInput<kX>::Load(x + j + N), s), c.saturate, out + j);
+            prefetch.Step(2 * N * kXBytes);
+          }
+          continue;
+        }
+#endif
       }
 #endif
       if (fours) {
