@@ -2697,10 +2697,29 @@ HWY_INLINE void StoreAsOutput(VF product, YT* destination) {
 #else
     StoreWords16(Encode<kFloat16Format>(product, false), destination);
 #endif
-  } else if constexpr (kMayBeNaN) {
-    StoreWords16(Bfloat16Bits(product), destination);
   } else {
-    StoreWords16(hn::BitCast(DI(), Bfloat16BitsOfNonNaN(product)), destination);
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    // Rounded in the high halves and those picked by one word permute, in place of Bfloat16Bits'
+    // shift and the narrowing vpmovdw (two micro-ops on Intel).
+    const DU du;
+    VU high = Bfloat16BitsInHighHalf(product);
+    if constexpr (kMayBeNaN) {  // Bfloat16Bits' NaN: the canonical quiet NaN with the sign
+      const VU nan = hn::Or(hn::And(hn::BitCast(du, product), hn::Set(du, 0x8000'0000u)), hn::Set(du, 0x7FC0'0000u));
+      high = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(product)), nan, high);
+    }
+    // Word 2i + 1 (lane i's high half) to word i, for i < 16: 32-bit element j holds the indices
+    // of words 2j and 2j + 1, 4j + 1 and 4j + 3.
+    const __m512i odd_words = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0x001F001D, 0x001B0019, 0x00170015, 0x00130011,
+                                               0x000F000D, 0x000B0009, 0x00070005, 0x00030001);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination),
+                        _mm512_castsi512_si256(_mm512_permutexvar_epi16(odd_words, high.raw)));
+#else
+    if constexpr (kMayBeNaN) {
+      StoreWords16(Bfloat16Bits(product), destination);
+    } else {
+      StoreWords16(hn::BitCast(DI(), Bfloat16BitsOfNonNaN(product)), destination);
+    }
+#endif
   }
 }
 
