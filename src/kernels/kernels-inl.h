@@ -1751,8 +1751,8 @@ HWY_INLINE void StoreCodesOfQuotients2(VF q0, VF q1, bool saturate, uint8_t* des
 // kInterleaved: the quotients are in LoadX4's interleaved order.
 template <const Format& F, ElementType kX, bool kInterleaved = false>
 HWY_INLINE void StoreCodesOfQuotients4(VF q0, VF q1, VF q2, VF q3, bool saturate, uint8_t* destination) {
-  constexpr const Format& S = kX == ElementType::kFloat16 ? kFloat16Format : kBfloat16Format;
 #if HWY_TARGET == HWY_AVX2
+  constexpr const Format& S = kX == ElementType::kFloat16 ? kFloat16Format : kBfloat16Format;
   // The register of a pair keeps whatever lane order is cheapest and one dword permute puts the
   // bytes in order: float16 [a 0-7 | b 0-7] (one insert), bfloat16 [a 0-3, b 0-3 | a 4-7, b 4-7]
   // (one pack of the high halves, which Highway's ConcatOdd follows with a 64-bit permute), which
