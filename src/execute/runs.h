@@ -62,38 +62,50 @@ inline Layout canonical_layout(const Layout& in) {
 }
 
 // Calls visit(run) for the runs covering elements [begin, end) of a canonical layout, in order.
+// The first row's coordinates take divisions; every later row steps them like an odometer, so a
+// run costs no division (three 64-bit divisions a row were 6% of 64K DQ float16 -> float32
+// per-axis-last through ONNX Runtime: 64 rows of 1024).
 template <class Visit>
 void for_each_run(const Layout& layout, uint64_t begin, uint64_t end, Visit&& visit) {
+  if (begin >= end) return;
   const int last = layout.rank - 1;
   const uint64_t inner = static_cast<uint64_t>(layout.dims[last]);
   const bool blocked_inner = layout.block_axis == last;
-  const int64_t block = layout.block_size;
-  uint64_t index = begin;
-  while (index < end) {
-    uint64_t row = index / inner;
-    uint64_t column = index % inner;
-    // Scale and zero-point offsets of this row's first element.
-    int64_t scale_base = 0, zp_base = 0;
-    for (int d = last - 1; d >= 0; --d) {
-      const uint64_t extent = static_cast<uint64_t>(layout.dims[d]);
-      int64_t coordinate = static_cast<int64_t>(row % extent);
-      row /= extent;
-      if (d == layout.block_axis) coordinate /= block;
-      scale_base += coordinate * layout.scale_strides[d];
-      zp_base += coordinate * layout.zero_point_strides[d];
+  const uint64_t block = static_cast<uint64_t>(layout.block_size);
+  // The row's coordinate along each outer dimension; along a blocked outer dimension also its
+  // block and its place in the block. scale_base / zp_base: the row's first operand offsets.
+  uint64_t coordinate[kMaxLayoutRank] = {};
+  uint64_t block_number = 0, in_block = 0;
+  int64_t scale_base = 0, zp_base = 0;
+  uint64_t row = begin / inner;
+  uint64_t column = begin % inner;
+  for (int d = last - 1; d >= 0; --d) {
+    const uint64_t extent = static_cast<uint64_t>(layout.dims[d]);
+    coordinate[d] = row % extent;
+    row /= extent;
+    uint64_t step = coordinate[d];
+    if (d == layout.block_axis) {
+      block_number = coordinate[d] / block;
+      in_block = coordinate[d] % block;
+      step = block_number;
     }
+    scale_base += static_cast<int64_t>(step) * layout.scale_strides[d];
+    zp_base += static_cast<int64_t>(step) * layout.zero_point_strides[d];
+  }
+  uint64_t index = begin;
+  while (true) {
     Run run;
     run.x_index = index;
     run.count = std::min(inner - column, end - index);
     if (blocked_inner) {
       // One scale per block along the innermost axis: the run spans whole rows, the kernel steps
       // the scale every `block` elements.
-      const uint64_t block_number = column / static_cast<uint64_t>(block);
-      run.block = static_cast<uint64_t>(block);
-      run.block_phase = column % static_cast<uint64_t>(block);
-      run.scale_index = static_cast<uint64_t>(scale_base + static_cast<int64_t>(block_number) * layout.scale_strides[last]);
+      const uint64_t column_block = column / block;
+      run.block = block;
+      run.block_phase = column % block;
+      run.scale_index = static_cast<uint64_t>(scale_base + static_cast<int64_t>(column_block) * layout.scale_strides[last]);
       run.zero_point_index =
-          static_cast<uint64_t>(zp_base + static_cast<int64_t>(block_number) * layout.zero_point_strides[last]);
+          static_cast<uint64_t>(zp_base + static_cast<int64_t>(column_block) * layout.zero_point_strides[last]);
     } else {
       run.scale_index = static_cast<uint64_t>(scale_base + static_cast<int64_t>(column) * layout.scale_strides[last]);
       run.zero_point_index =
@@ -103,6 +115,34 @@ void for_each_run(const Layout& layout, uint64_t begin, uint64_t end, Visit&& vi
     }
     visit(run);
     index += run.count;
+    if (index >= end) return;
+    column = 0;
+    // The next row: the innermost outer coordinate steps, wrapping and carrying outward.
+    for (int d = last - 1; d >= 0; --d) {
+      const int64_t scale_stride = layout.scale_strides[d];
+      const int64_t zp_stride = layout.zero_point_strides[d];
+      const bool wraps = ++coordinate[d] == static_cast<uint64_t>(layout.dims[d]);
+      if (d == layout.block_axis) {
+        if (wraps) {
+          scale_base -= static_cast<int64_t>(block_number) * scale_stride;
+          zp_base -= static_cast<int64_t>(block_number) * zp_stride;
+          coordinate[d] = block_number = in_block = 0;
+        } else if (++in_block == block) {
+          in_block = 0;
+          ++block_number;
+          scale_base += scale_stride;
+          zp_base += zp_stride;
+        }
+      } else if (wraps) {
+        scale_base -= static_cast<int64_t>(layout.dims[d] - 1) * scale_stride;
+        zp_base -= static_cast<int64_t>(layout.dims[d] - 1) * zp_stride;
+        coordinate[d] = 0;
+      } else {
+        scale_base += scale_stride;
+        zp_base += zp_stride;
+      }
+      if (!wraps) break;
+    }
   }
 }
 

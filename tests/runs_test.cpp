@@ -1,0 +1,96 @@
+// exec::for_each_run against each element's operand offsets computed from its own coordinates:
+// random canonical layouts (ranks 1 to 5, blocked on any axis or none, zero and nonzero strides),
+// every range [begin, end) of small tensors and random ranges of larger ones.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "execute/runs.h"
+#include "qdq/qdq.hpp"
+
+namespace qdq {
+namespace {
+
+// Element i's scale and zero-point offsets: the sum over dimensions of its coordinate (its block
+// number along the block axis) times that dimension's stride.
+void OperandOffsets(const Layout& layout, uint64_t i, int64_t* scale, int64_t* zero_point) {
+  *scale = 0;
+  *zero_point = 0;
+  for (int d = layout.rank - 1; d >= 0; --d) {
+    const uint64_t extent = static_cast<uint64_t>(layout.dims[d]);
+    int64_t coordinate = static_cast<int64_t>(i % extent);
+    i /= extent;
+    if (d == layout.block_axis) coordinate /= layout.block_size;
+    *scale += coordinate * layout.scale_strides[d];
+    *zero_point += coordinate * layout.zero_point_strides[d];
+  }
+}
+
+Layout RandomLayout(std::mt19937_64& rng, uint64_t* count) {
+  Layout layout;
+  layout.rank = 1 + static_cast<int>(rng() % 5);
+  layout.block_axis = rng() % 3 == 0 ? -1 : static_cast<int>(rng() % static_cast<uint64_t>(layout.rank));
+  layout.block_size = layout.block_axis < 0 ? 1 : 1 + static_cast<int64_t>(rng() % 5);
+  *count = 1;
+  for (int d = 0; d < layout.rank; ++d) {
+    layout.dims[d] = 1 + static_cast<int64_t>(rng() % 6);
+    *count *= static_cast<uint64_t>(layout.dims[d]);
+    layout.scale_strides[d] = rng() % 3 == 0 ? 0 : 1 + static_cast<int64_t>(rng() % 40);
+    layout.zero_point_strides[d] = rng() % 3 == 0 ? 0 : 1 + static_cast<int64_t>(rng() % 40);
+  }
+  // Along the innermost axis an operand is constant or advances one element per element (or per
+  // block): the runs' contract (Run::scale_offset), which canonical_layout's inputs keep.
+  const int last = layout.rank - 1;
+  const bool blocked_inner = layout.block_axis == last;
+  layout.scale_strides[last] = blocked_inner || rng() % 2 == 0 ? 1 : 0;
+  layout.zero_point_strides[last] = blocked_inner || rng() % 2 == 0 ? 1 : 0;
+  return layout;
+}
+
+// The runs of [begin, end) cover it in order, each within one row, and give every element the
+// offsets OperandOffsets computes.
+void CheckRange(const Layout& layout, uint64_t begin, uint64_t end) {
+  const uint64_t inner = static_cast<uint64_t>(layout.dims[layout.rank - 1]);
+  uint64_t next = begin;
+  exec::for_each_run(layout, begin, end, [&](const exec::Run& run) {
+    ASSERT_EQ(run.x_index, next);
+    ASSERT_GT(run.count, 0u);
+    ASSERT_LE(run.x_index % inner + run.count, inner) << "a run crosses a row";
+    for (uint64_t k = 0; k < run.count; ++k) {
+      int64_t scale = 0, zero_point = 0;
+      OperandOffsets(layout, run.x_index + k, &scale, &zero_point);
+      ASSERT_EQ(static_cast<int64_t>(run.scale_index + run.scale_offset(k)), scale)
+          << "element " << run.x_index + k << " of [" << begin << ", " << end << ")";
+      ASSERT_EQ(static_cast<int64_t>(run.zero_point_index + run.zero_point_offset(k)), zero_point)
+          << "element " << run.x_index + k << " of [" << begin << ", " << end << ")";
+    }
+    next += run.count;
+  });
+  EXPECT_EQ(next, std::max(begin, end));
+}
+
+TEST(ForEachRun, EveryElementGetsItsOwnOperands) {
+  const uint64_t seed = 20261202;
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 3000; ++trial) {
+    uint64_t count = 0;
+    const Layout layout = RandomLayout(rng, &count);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", trial " + std::to_string(trial));
+    if (count <= 64) {
+      for (uint64_t begin = 0; begin <= count; ++begin) {
+        for (uint64_t end = begin; end <= count; ++end) CheckRange(layout, begin, end);
+      }
+    } else {
+      for (int r = 0; r < 20; ++r) {
+        const uint64_t a = rng() % (count + 1), b = rng() % (count + 1);
+        CheckRange(layout, std::min(a, b), std::max(a, b));
+      }
+    }
+    if (HasFatalFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace qdq
