@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "execute/runs.h"
+#include "plan/checks.h"
 #include "qdq/qdq.hpp"
 
 namespace qdq {
@@ -49,12 +50,13 @@ Layout RandomLayout(std::mt19937_64& rng, uint64_t* count) {
   return layout;
 }
 
-// The runs of [begin, end) cover it in order, each within one row, and give every element the
-// offsets OperandOffsets computes.
-void CheckRange(const Layout& layout, uint64_t begin, uint64_t end) {
-  const uint64_t inner = static_cast<uint64_t>(layout.dims[layout.rank - 1]);
+// The runs of `walked` over [begin, end) cover it in order, each within one row, and give every
+// element the offsets OperandOffsets computes from `layout` (walked itself, or its canonical form).
+void CheckRange(const Layout& layout, uint64_t begin, uint64_t end, const Layout* walked = nullptr) {
+  if (walked == nullptr) walked = &layout;
+  const uint64_t inner = static_cast<uint64_t>(walked->dims[walked->rank - 1]);
   uint64_t next = begin;
-  exec::for_each_run(layout, begin, end, [&](const exec::Run& run) {
+  exec::for_each_run(*walked, begin, end, [&](const exec::Run& run) {
     ASSERT_EQ(run.x_index, next);
     ASSERT_GT(run.count, 0u);
     ASSERT_LE(run.x_index % inner + run.count, inner) << "a run crosses a row";
@@ -90,6 +92,60 @@ TEST(ForEachRun, EveryElementGetsItsOwnOperands) {
     }
     if (HasFatalFailure()) return;
   }
+}
+
+// canonical_layout keeps every element's operands: the planners' per-axis and blocked layouts of
+// random shapes (dimensions of 1 among them, blocks that do and do not divide the axis, blocks
+// of one row), walked in their canonical form, give each element the offsets of the original.
+TEST(CanonicalLayout, KeepsEveryElementsOperands) {
+  const uint64_t seed = 1202;
+  std::mt19937_64 rng(seed);
+  int merged = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    std::vector<int64_t> shape(1 + rng() % 4);
+    uint64_t count = 1;
+    for (int64_t& d : shape) {
+      d = rng() % 4 == 0 ? 1 : 1 + static_cast<int64_t>(rng() % 9);
+      count *= static_cast<uint64_t>(d);
+    }
+    const int axis = static_cast<int>(rng() % shape.size());
+    Layout layout;
+    if (rng() % 2 == 0) {
+      layout = plan::per_axis_layout(shape, axis);
+    } else {
+      const int64_t block = 1 + static_cast<int64_t>(rng() % 4);
+      const int64_t axis_dim = shape[static_cast<size_t>(axis)];
+      layout = plan::blocked_layout(shape, axis, (axis_dim + block - 1) / block, block);
+    }
+    const Layout canonical = exec::canonical_layout(layout);
+    if (canonical.rank < layout.rank) ++merged;
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", trial " + std::to_string(trial));
+    CheckRange(layout, 0, count, &canonical);
+    for (int r = 0; r < 8; ++r) {
+      const uint64_t a = rng() % (count + 1), b = rng() % (count + 1);
+      CheckRange(layout, std::min(a, b), std::max(a, b), &canonical);
+    }
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(merged, 0);
+}
+
+// Rows of whole blocks along the innermost axis become one dimension of blocks: one run.
+TEST(CanonicalLayout, RowsOfWholeBlocksMakeOneRun) {
+  const std::vector<int64_t> shape = {64, 32};
+  const Layout canonical = exec::canonical_layout(plan::blocked_layout(shape, 1, 2, 16));
+  int runs = 0;
+  exec::for_each_run(canonical, 0, 64 * 32, [&](const exec::Run& run) {
+    ++runs;
+    EXPECT_EQ(run.count, 64u * 32u);
+    EXPECT_EQ(run.block, 16u);
+  });
+  EXPECT_EQ(runs, 1);
+  // A partial last block in each row keeps the rows apart.
+  const Layout partial = exec::canonical_layout(plan::blocked_layout(shape, 1, 3, 12));
+  runs = 0;
+  exec::for_each_run(partial, 0, 64 * 32, [&](const exec::Run&) { ++runs; });
+  EXPECT_EQ(runs, 64);
 }
 
 }  // namespace

@@ -58,6 +58,23 @@ inline Layout canonical_layout(const Layout& in) {
     out.rank = 1;
     out.dims[0] = 1;
   }
+  // Blocked along the innermost axis in rows of whole blocks whose operands follow on from the
+  // previous row's: the rows make one dimension of blocks, so a run spans all of them (rows of one
+  // block of 32 ran 6.4x slower than rows of 1024, each row its own run: 64K Q float32 -> int8).
+  while (out.rank >= 2 && out.block_axis == out.rank - 1) {
+    const int last = out.rank - 1, outer = last - 1;
+    if (out.dims[last] % out.block_size != 0) break;
+    const int64_t blocks = out.dims[last] / out.block_size;
+    if (out.scale_strides[outer] != out.scale_strides[last] * blocks ||
+        out.zero_point_strides[outer] != out.zero_point_strides[last] * blocks) {
+      break;
+    }
+    out.dims[outer] *= out.dims[last];
+    out.scale_strides[outer] = out.scale_strides[last];
+    out.zero_point_strides[outer] = out.zero_point_strides[last];
+    out.block_axis = outer;
+    out.rank = last;
+  }
   return out;
 }
 
