@@ -130,7 +130,8 @@ TEST(CanonicalLayout, KeepsEveryElementsOperands) {
   EXPECT_GT(merged, 0);
 }
 
-// Rows of whole blocks along the innermost axis become one dimension of blocks: one run.
+// Rows of whole blocks along the innermost axis become one dimension of blocks: one run; so do
+// short stretches of one value.
 TEST(CanonicalLayout, RowsOfWholeBlocksMakeOneRun) {
   const std::vector<int64_t> shape = {64, 32};
   const Layout canonical = exec::canonical_layout(plan::blocked_layout(shape, 1, 2, 16));
@@ -146,6 +147,14 @@ TEST(CanonicalLayout, RowsOfWholeBlocksMakeOneRun) {
   runs = 0;
   exec::for_each_run(partial, 0, 64 * 32, [&](const exec::Run&) { ++runs; });
   EXPECT_EQ(runs, 64);
+  // Per-axis on the first axis over rows of 8: blocks of 8, one run.
+  const std::vector<int64_t> rows_of_8 = {64, 8};
+  runs = 0;
+  exec::for_each_run(exec::canonical_layout(plan::per_axis_layout(rows_of_8, 0)), 0, 64 * 8, [&](const exec::Run& run) {
+    ++runs;
+    EXPECT_EQ(run.block, 8u);
+  });
+  EXPECT_EQ(runs, 1);
 }
 
 }  // namespace

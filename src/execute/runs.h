@@ -29,6 +29,9 @@ struct Run {
   }
 };
 
+// The longest innermost stretch of one operand value that canonical_layout makes a block.
+inline constexpr int64_t kLongestInnerBlock = 256;
+
 // The layout with size-1 dimensions dropped and mergeable neighbours merged, so that per-tensor
 // is one dimension, per-axis two or three and blocked two or three: runs then are as long as the
 // data allows.
@@ -57,6 +60,19 @@ inline Layout canonical_layout(const Layout& in) {
   if (out.rank == 0) {  // a single element
     out.rank = 1;
     out.dims[0] = 1;
+  }
+  // One operand value per short innermost stretch, stepping by one after it (per-axis on an axis
+  // with few elements after it): a dimension of blocks of that stretch, so that the runs span
+  // whole rows rather than each stretch (longer stretches make long constant runs already).
+  if (const int last = out.rank - 1; last >= 1 && out.block_axis < 0) {
+    const int outer = last - 1;
+    if (out.scale_strides[last] == 0 && out.zero_point_strides[last] == 0 && out.scale_strides[outer] == 1 &&
+        out.zero_point_strides[outer] == 1 && out.dims[last] <= kLongestInnerBlock) {
+      out.block_size = out.dims[last];
+      out.block_axis = outer;
+      out.dims[outer] *= out.dims[last];
+      out.rank = last;
+    }
   }
   // Blocked along the innermost axis in rows of whole blocks whose operands follow on from the
   // previous row's: the rows make one dimension of blocks, so a run spans all of them (rows of one

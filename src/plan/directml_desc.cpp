@@ -364,6 +364,8 @@ bool is_known_level(DmlFeatureLevel level) {
 }
 
 // Zero strides where the operand repeats, its own strides elsewhere: the Layout the runs follow.
+// Without a zero point its strides are the scale's (never read), so that canonical_layout merges
+// and blocks the dimensions as it does for the ONNX doors' layouts.
 Layout operand_layout(std::span<const int64_t> sizes, const std::vector<int64_t>& scale_strides,
                       const std::vector<int64_t>* zero_point_strides) {
   Layout layout;
@@ -371,31 +373,9 @@ Layout operand_layout(std::span<const int64_t> sizes, const std::vector<int64_t>
   for (int d = 0; d < layout.rank; ++d) {
     layout.dims[d] = sizes[static_cast<size_t>(d)];
     layout.scale_strides[d] = scale_strides[static_cast<size_t>(d)];
-    layout.zero_point_strides[d] = zero_point_strides ? (*zero_point_strides)[static_cast<size_t>(d)] : 0;
+    layout.zero_point_strides[d] = (zero_point_strides ? *zero_point_strides : scale_strides)[static_cast<size_t>(d)];
   }
   return layout;
-}
-
-// Operands that repeat each value over a short innermost stretch and step by one after it (a
-// blocked scale spelled as Sizes [.., N, B] with Strides [.., 1, 0]) become one blocked dimension,
-// so the runs span whole rows as ONNX blocked quantization's do. Longer stretches already make
-// long constant runs (per-axis), which is what the kernels do best.
-constexpr int64_t kLongestBlock = 256;
-
-Layout with_inner_blocks(const Layout& canonical, bool has_zero_point) {
-  const int last = canonical.rank - 1;
-  if (last < 1 || canonical.block_axis >= 0) return canonical;
-  const int previous = last - 1;
-  const bool repeats = canonical.scale_strides[last] == 0 && canonical.zero_point_strides[last] == 0;
-  const bool steps = canonical.scale_strides[previous] == 1 &&
-                     canonical.zero_point_strides[previous] == (has_zero_point ? 1 : 0);
-  if (!repeats || !steps || canonical.dims[last] > kLongestBlock) return canonical;
-  Layout blocked = canonical;
-  blocked.rank = last;
-  blocked.dims[previous] = canonical.dims[previous] * canonical.dims[last];
-  blocked.block_axis = previous;
-  blocked.block_size = canonical.dims[last];
-  return blocked;
 }
 
 // Whether the runs (execute/runs.h) can follow the operands: innermost strides of 0 or 1, or a
@@ -472,7 +452,7 @@ Result<Plan> plan_directml(const OperatorRules& rules, const DmlTensorDesc& inpu
   const std::vector<int64_t> scale_strides = effective_strides(scale);
   const std::vector<int64_t> zero_point_strides = zero_point ? effective_strides(*zero_point) : std::vector<int64_t>{};
   const Layout layout = operand_layout(input.sizes, scale_strides, zero_point ? &zero_point_strides : nullptr);
-  const Layout runs = with_inner_blocks(exec::canonical_layout(layout), plan.has_zero_point);
+  const Layout runs = exec::canonical_layout(layout);
   if (is_packed(input) && is_packed(output) && runs_follow(runs)) {
     plan.layout = runs;  // the same runs as the ONNX doors' per-tensor, per-axis and blocked plans
   } else {
