@@ -15,6 +15,8 @@ Which combinations (see enumerate_cells):
     another scale type) at per-tensor granularity; --variants all, at every granularity.
 Granularities: per-tensor, per-axis on the last and on the first axis, blocked B=32 on the first and
 on the last axis (ONNX only), and for DirectML the broadcast scale shapes [1,1], [1,N] and [M,1].
+Sizes: 16M ([4096, 4096]), 64K ([64, 1024]) and 64Kx4 ([16384, 4]: rows of 4 elements, where each
+granularity's operands change every few elements; blocked-last there is one partial block per row).
 ONNX cells pass no zero point (Q names its output type with output_dtype); with --zero-points each
 canonical ONNX cell is also timed with a zero-point tensor (granularity shown as e.g.
 "per-axis-last+zp"), as models before opset 21 carry one.
@@ -43,7 +45,7 @@ machines memory-bound work runs slower for its first tens of milliseconds after 
 16M cells every door is preceded by 60 ms of the cell's own Python call, untimed (RAMP_SECONDS).
 A cell past 4 s after a round takes no more rounds.
 
-Usage: python bench/compare.py [--threads 2] [--quick] [--sizes 16M,64K] [--cells 'onnx/Q/*->int4/*/*,...'] [--zero-points]
+Usage: python bench/compare.py [--threads 2] [--quick] [--sizes 16M,64K,64Kx4] [--cells 'onnx/Q/*->int4/*/*,...'] [--zero-points]
                               [--variants none|per-tensor|all] [--quark-library libquark_custom_ops.so]
                               [--json out.json] [--from-json out.json] [--list] [--write docs/performance.md]
 """
@@ -75,7 +77,7 @@ import qdq
 from qdq import _qdq
 
 BLOCK = 32
-SIZES = {"16M": (4096, 4096), "64K": (64, 1024)}
+SIZES = {"16M": (4096, 4096), "64K": (64, 1024), "64Kx4": (16384, 4)}
 PROBE_SHAPE = (64, 64)
 ORT_OPSETS = (21, 23, 24, 25)
 ORT_SPIN_SETTLE_SECONDS = 0.05
@@ -839,7 +841,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="fewer rounds and repetitions")
-    parser.add_argument("--sizes", default="16M,64K")
+    parser.add_argument("--sizes", default="16M,64K,64Kx4")
     parser.add_argument("--cells", default="", help="comma-separated glob patterns over cell keys "
                         "family/op/x->y/scale/granularity, e.g. 'onnx/Q/float32->int4/*/*,quark/*'")
     parser.add_argument("--variants", choices=["none", "per-tensor", "all"], default="none",

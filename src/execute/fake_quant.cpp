@@ -111,6 +111,22 @@ Status execute(const QuantizeDequantizePlan& plan, const MutableTensorView& y, c
           mask,
           static_cast<size_t>(info(plan.quantize.output_type).bytes_per_element()),
           kernels::covers_fake_quant(plan.quantize)};
+  // Short rows whose operands repeat: both plans on tiled operands (the same decision for both,
+  // as their layouts are the same), as execute() does.
+  QuantizeDequantizePlan tiled_pair;
+  exec::TiledOperands tiled_quantize, tiled_dequantize;
+  if (exec::tile_short_rows(plan.quantize, job.quantize_layout, &tiled_quantize) &&
+      exec::tile_short_rows(plan.dequantize, job.dequantize_layout, &tiled_dequantize)) {
+    tiled_pair.operator_name = plan.operator_name;
+    tiled_pair.quantize = tiled_quantize.plan;
+    tiled_pair.dequantize = tiled_dequantize.plan;
+    tiled_pair.output_type = plan.output_type;
+    tiled_pair.shape = plan.shape;
+    tiled_pair.element_count = plan.element_count;
+    job.plan = &tiled_pair;
+    job.quantize_layout = tiled_quantize.layout;
+    job.dequantize_layout = tiled_dequantize.layout;
+  }
   exec::run_ranges(plan.element_count, options.parallel_for, &run_range, &job);
   return {};
 }

@@ -61,6 +61,14 @@ inline Layout canonical_layout(const Layout& in) {
     out.rank = 1;
     out.dims[0] = 1;
   }
+  // Blocked along the innermost axis by blocks at least as long as it: one block per row, so the
+  // operand is constant over the row.
+  if (const int last = out.rank - 1; out.block_axis == last && out.dims[last] <= out.block_size) {
+    out.block_axis = -1;
+    out.block_size = 1;
+    out.scale_strides[last] = 0;
+    out.zero_point_strides[last] = 0;
+  }
   // One operand value per short innermost stretch, stepping by one after it (per-axis on an axis
   // with few elements after it): a dimension of blocks of that stretch, so that the runs span
   // whole rows rather than each stretch (longer stretches make long constant runs already).
