@@ -118,7 +118,6 @@ bool tile_short_rows(const Plan& plan, const Layout& canonical, TiledOperands* t
   return true;
 }
 
-
 Status check_output(const std::string& op, std::string_view role, ElementType type, std::span<const int64_t> shape,
                     uint64_t element_count, const MutableTensorView& y) {
   if (y.type != type) {

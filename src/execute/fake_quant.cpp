@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "execute/execute.h"
@@ -117,12 +118,9 @@ Status execute(const QuantizeDequantizePlan& plan, const MutableTensorView& y, c
   exec::TiledOperands tiled_quantize, tiled_dequantize;
   if (exec::tile_short_rows(plan.quantize, job.quantize_layout, &tiled_quantize) &&
       exec::tile_short_rows(plan.dequantize, job.dequantize_layout, &tiled_dequantize)) {
-    tiled_pair.operator_name = plan.operator_name;
-    tiled_pair.quantize = tiled_quantize.plan;
-    tiled_pair.dequantize = tiled_dequantize.plan;
-    tiled_pair.output_type = plan.output_type;
-    tiled_pair.shape = plan.shape;
-    tiled_pair.element_count = plan.element_count;
+    tiled_pair = plan;  // every field, then the two plans on their tiles
+    tiled_pair.quantize = std::move(tiled_quantize.plan);
+    tiled_pair.dequantize = std::move(tiled_dequantize.plan);
     job.plan = &tiled_pair;
     job.quantize_layout = tiled_quantize.layout;
     job.dequantize_layout = tiled_dequantize.layout;
