@@ -49,6 +49,8 @@ const std::vector<Granularity> kLarge = {
     {"per-axis last", {2, 9001}, {9001}, 1, 0},
     {"per-axis first", {3, 9001}, {3}, 0, 0},
     {"blocked last (32 of 9001)", {2, 9001}, {2, 282}, 1, 32},
+    // Short rows whose operands repeat over a block of rows: a piece of 1,024 elements at a time.
+    {"blocked first over rows of 3 (32 of 2731)", {2731, 3}, {86, 3}, 0, 32},
 };
 
 uint64_t count_of(const std::vector<int64_t>& shape) {
@@ -325,12 +327,15 @@ TEST_F(FakeQuant, ThreadedEqualsTheComposition) {
   std::mt19937 g(99);
   const Granularity per_tensor{"per-tensor", {3, 100003}, {}, 1, 0};
   const Granularity blocked{"blocked last (32)", {3, 100003}, {3, 3126}, 1, 32};
-  for (const Granularity* gran : {&per_tensor, &blocked}) {
+  // Tasks start and end inside rows of 3 (their bounds are multiples of 64 elements).
+  const Granularity short_rows{"blocked first over rows of 3 (32)", {100003, 3}, {3126, 3}, 0, 32};
+  for (const Granularity* gran : {&per_tensor, &blocked, &short_rows}) {
     for (E code : {E::kInt8, E::kInt4, E::kFloat8E4M3FN}) {
       const Tensors t = make_tensors(E::kFloat32, E::kFloat32, code, *gran, g);
-      const Result<QuantizeDequantizePlan> plan = plan_quantize_dequantize_linear(t.xv, t.sv, &t.zv, {1, gran->block_size});
+      const Result<QuantizeDequantizePlan> plan = plan_quantize_dequantize_linear(t.xv, t.sv, &t.zv, {gran->axis, gran->block_size});
       ASSERT_TRUE(plan.ok()) << plan.status().message();
       DequantizeLinearAttributes d;
+      d.axis = gran->axis;
       d.block_size = gran->block_size;
       d.output_dtype = 1;
       check(t, *gran, plan.value(), d, false, std::string(name(code)) + " " + gran->name + " threaded");

@@ -160,6 +160,10 @@ std::vector<Sweep> sweeps(size_t lanes) {
   // Rows of whole blocks of 1 to 8 vectors (the blocked loop's short-block path takes 1 to 4), the
   // last row's blocks crossing a 1,024-element kernel block.
   for (int64_t block : {16, 32, 64}) all.push_back({{6, 192}, -1, block, false});
+  // Short rows in groups of rows (blocked along the axis before them, the last block partial):
+  // their operands are written out a piece of 1,024 elements at a time (execute/short_rows.h).
+  all.push_back({{690, 3}, 0, 32, false});
+  all.push_back({{3, 250, 3}, 1, 3, false});
   return all;
 }
 

@@ -24,17 +24,4 @@ Status check_output(const std::string& op, std::string_view role, ElementType ty
 void run_ranges(uint64_t count, const ParallelFor& host, void (*range)(void* context, uint64_t begin, uint64_t end),
                 void* context);
 
-// A plan whose scale and zero point are written out per element over a tile of x, and the layout
-// that walks them: [count / tile rounded up, tile], both operands stepping along the tile.
-struct TiledOperands {
-  Plan plan;
-  Layout layout;
-  std::vector<unsigned char> scale, zero_point;
-};
-
-// Whether the runs of `canonical` (the plan's canonical layout) are short rows whose operands
-// repeat from row to row (or from group of rows to group); if so `tiled` gets the plan on tiled
-// operands, whose runs are a tile long.
-bool tile_short_rows(const Plan& plan, const Layout& canonical, TiledOperands* tiled);
-
 }  // namespace qdq::exec

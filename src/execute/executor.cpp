@@ -10,6 +10,7 @@
 #include "execute/execute.h"
 #include "execute/gathered.h"
 #include "execute/runs.h"
+#include "execute/short_rows.h"
 #include "execute/thread_pool.h"
 #include "kernels/kernels.h"
 #include "plan/checks.h"
@@ -48,75 +49,6 @@ void run_task(void* context, uint64_t task) {
 }  // namespace
 
 namespace exec {
-
-namespace {
-
-// Operands that repeat along the outermost dimension in rows shorter than kShortRow elements are
-// written out, per element, for kTiledElements or more of x (a whole number of their periods),
-// so that the runs are that long: each run costs tens of nanoseconds of set-up, which rows of 4 to
-// 64 elements paid per handful of elements (64K per-axis-last over 4 channels, through Python: Q
-// float32 -> int8 805 us against 17 over rows of 1024; DQ uint8 -> float32 629 us, where ONNX
-// Runtime's session took 126).
-constexpr int64_t kShortRow = 256;
-constexpr uint64_t kLongestPeriod = 4096;
-constexpr uint64_t kTiledElements = 1024;
-
-// One operand's elements for x's elements [0, period), then repeated to fill `tile` elements.
-// 4- and 2-bit operands are written one code per byte.
-void tile_operand(const TensorView& operand, const Layout& canonical, bool is_scale, uint64_t period, uint64_t tile,
-                  std::vector<unsigned char>* out, SubByteLayout* layout) {
-  const ElementTypeInfo& type = info(operand.type);
-  const SubByteLayout tiled_layout = type.is_packed() ? SubByteLayout::kOneCodePerByte : operand.layout;
-  const uint64_t bytes = storage_bytes(operand.type, 1, tiled_layout);
-  out->resize(static_cast<size_t>(tile * bytes));
-  unsigned char* data = out->data();
-  for_each_run(canonical, 0, period, [&](const Run& run) {
-    for (uint64_t k = 0; k < run.count; ++k) {
-      const uint64_t index = is_scale ? run.scale_index + run.scale_offset(k) : run.zero_point_index + run.zero_point_offset(k);
-      const uint64_t to = run.x_index + k;
-      if (type.is_packed()) {
-        data[to] = static_cast<unsigned char>(codec::load_code(operand.data, type, index, operand.layout));
-      } else {
-        std::memcpy(data + to * bytes, static_cast<const unsigned char*>(operand.data) + index * bytes, bytes);
-      }
-    }
-  });
-  for (uint64_t filled = period; filled < tile;) {  // doubling copies
-    const uint64_t n = std::min(filled, tile - filled);
-    std::memcpy(data + filled * bytes, data, static_cast<size_t>(n * bytes));
-    filled += n;
-  }
-  *layout = tiled_layout;
-}
-
-}  // namespace
-
-bool tile_short_rows(const Plan& plan, const Layout& canonical, TiledOperands* tiled) {
-  const int last = canonical.rank - 1;
-  if (last < 1 || canonical.scale_strides[0] != 0 || canonical.zero_point_strides[0] != 0 || canonical.block_axis == 0) {
-    return false;
-  }
-  if (canonical.dims[last] >= kShortRow) return false;
-  uint64_t period = 1;
-  for (int d = 1; d <= last; ++d) period *= static_cast<uint64_t>(canonical.dims[d]);
-  if (period > kLongestPeriod || plan.element_count < 2 * period) return false;
-  const uint64_t tile = period * ((kTiledElements + period - 1) / period);
-  tiled->plan = plan;
-  tile_operand(plan.scale, canonical, true, period, tile, &tiled->scale, &tiled->plan.scale.layout);
-  tiled->plan.scale.data = tiled->scale.data();
-  if (plan.has_zero_point) {
-    tile_operand(plan.zero_point, canonical, false, period, tile, &tiled->zero_point, &tiled->plan.zero_point.layout);
-    tiled->plan.zero_point.data = tiled->zero_point.data();
-  }
-  Layout& layout = tiled->layout;
-  layout = Layout{};
-  layout.rank = 2;
-  layout.dims[0] = static_cast<int64_t>((plan.element_count + tile - 1) / tile);
-  layout.dims[1] = static_cast<int64_t>(tile);
-  layout.scale_strides[1] = layout.zero_point_strides[1] = 1;
-  tiled->plan.layout = layout;
-  return true;
-}
 
 Status check_output(const std::string& op, std::string_view role, ElementType type, std::span<const int64_t> shape,
                     uint64_t element_count, const MutableTensorView& y) {
@@ -197,14 +129,18 @@ Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOption
     MutableTensorView y;
     bool gathered = false;  // a strided x or y (DirectML descriptions)
     exec::StridedWalk walk;
+    const exec::RowGroups* groups = nullptr;  // short rows whose operands each range writes out
   } job{&plan, exec::canonical_layout(plan.layout), y, false, {}};
   exec::TiledOperands tiled;
+  exec::RowGroups groups;
   if (!plan.x_strides.empty() || !plan.y_strides.empty()) {
     job.gathered = true;
     job.walk = exec::strided_walk(plan);
   } else if (exec::tile_short_rows(plan, job.canonical, &tiled)) {
     job.plan = &tiled.plan;
     job.canonical = tiled.layout;
+  } else if (exec::group_short_rows(plan, job.canonical, &groups)) {
+    job.groups = &groups;
   }
   exec::run_ranges(
       plan.element_count, options.parallel_for,
@@ -212,6 +148,8 @@ Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOption
         const Job& j = *static_cast<const Job*>(context);
         if (j.gathered) {
           exec::execute_gathered_range(*j.plan, j.walk, begin, end, j.y.data);
+        } else if (j.groups != nullptr) {
+          exec::execute_range_in_pieces(*j.plan, *j.groups, begin, end, j.y);
         } else {
           kernels::execute_range(*j.plan, j.canonical, begin, end, j.y);
         }

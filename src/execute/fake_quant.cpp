@@ -12,6 +12,7 @@
 
 #include "execute/execute.h"
 #include "execute/runs.h"
+#include "execute/short_rows.h"
 #include "kernels/kernels.h"
 #include "qdq/fake_quant.hpp"
 
@@ -29,39 +30,60 @@ struct Job {
   const MutableTensorView* mask;
   size_t code_bytes;  // per element in the buffer (sub-byte codes: one per byte)
   bool in_lanes;      // one kernel computes y from x (kernels::covers_fake_quant)
+  // Short rows whose operands repeat within groups of rows: both plans run a piece at a time.
+  const exec::RowGroups* quantize_groups = nullptr;
+  const exec::RowGroups* dequantize_groups = nullptr;
 };
 
 // Elements [first, last) of the straight-through mask (x is still in the cache from y's pass).
-void run_mask(const Job& job, uint64_t first, uint64_t last) {
+void run_mask(const Job& job, const Plan& quantize, const Layout& quantize_layout, uint64_t first, uint64_t last) {
   kernels::RangeBuffers mask;
   mask.range_mask = true;
-  kernels::execute_range(job.plan->quantize, job.quantize_layout, first, last, *job.mask, mask);
+  kernels::execute_range(quantize, quantize_layout, first, last, *job.mask, mask);
+}
+
+// Elements [first, last) of y (and of the mask) from the two plans over their layouts; `codes`
+// holds kChunk codes where the plans do not run in lanes.
+void run_chunk(const Job& job, const Plan& quantize, const Layout& quantize_layout, const Plan& dequantize,
+               const Layout& dequantize_layout, uint64_t first, uint64_t last, unsigned char* codes) {
+  if (job.in_lanes) {  // the codes never leave the registers; the mask comes from the same lanes
+    kernels::RangeBuffers fused;
+    fused.fused_dequantize = &dequantize;
+    if (job.mask != nullptr) fused.fused_mask = static_cast<uint8_t*>(job.mask->data);
+    kernels::execute_range(quantize, quantize_layout, first, last, job.y, fused);
+    return;
+  }
+  const MutableTensorView code_view{quantize.output_type, quantize.shape, codes, SubByteLayout::kOneCodePerByte};
+  kernels::RangeBuffers into_codes;
+  into_codes.y_first = first;
+  into_codes.allow_streaming = false;
+  kernels::execute_range(quantize, quantize_layout, first, last, code_view, into_codes);
+  kernels::RangeBuffers from_codes;
+  from_codes.x_data = codes;
+  from_codes.x_first = first;
+  kernels::execute_range(dequantize, dequantize_layout, first, last, job.y, from_codes);
+  if (job.mask != nullptr) run_mask(job, quantize, quantize_layout, first, last);
 }
 
 void run_range(void* context, uint64_t begin, uint64_t end) {
   const Job& job = *static_cast<const Job*>(context);
   const Plan& quantize = job.plan->quantize;
   const Plan& dequantize = job.plan->dequantize;
-  if (job.in_lanes) {  // the codes never leave the registers; the mask comes from the same lanes
-    kernels::RangeBuffers fused;
-    fused.fused_dequantize = &dequantize;
-    if (job.mask != nullptr) fused.fused_mask = static_cast<uint8_t*>(job.mask->data);
-    kernels::execute_range(quantize, job.quantize_layout, begin, end, job.y, fused);
-    return;
-  }
-  const std::unique_ptr<unsigned char[]> buffer(new unsigned char[kChunk * job.code_bytes]);
-  const MutableTensorView codes{quantize.output_type, quantize.shape, buffer.get(), SubByteLayout::kOneCodePerByte};
-  for (uint64_t first = begin; first < end; first += kChunk) {
-    const uint64_t last = std::min(end, first + kChunk);
-    kernels::RangeBuffers into_codes;
-    into_codes.y_first = first;
-    into_codes.allow_streaming = false;
-    kernels::execute_range(quantize, job.quantize_layout, first, last, codes, into_codes);
-    kernels::RangeBuffers from_codes;
-    from_codes.x_data = buffer.get();
-    from_codes.x_first = first;
-    kernels::execute_range(dequantize, job.dequantize_layout, first, last, job.y, from_codes);
-    if (job.mask != nullptr) run_mask(job, first, last);
+  const std::unique_ptr<unsigned char[]> codes(job.in_lanes ? nullptr : new unsigned char[kChunk * job.code_bytes]);
+  if (job.quantize_groups != nullptr) {  // short rows: both plans' operands written out per piece
+    exec::PieceOperands quantize_operands(quantize, *job.quantize_groups);
+    exec::PieceOperands dequantize_operands(dequantize, *job.dequantize_groups);
+    exec::for_each_piece(begin, end, [&](uint64_t first, uint64_t last) {
+      run_chunk(job, quantize_operands.fill(first, last), job.quantize_groups->pieces,
+                dequantize_operands.fill(first, last), job.dequantize_groups->pieces, first, last, codes.get());
+    });
+  } else if (job.in_lanes) {
+    run_chunk(job, quantize, job.quantize_layout, dequantize, job.dequantize_layout, begin, end, nullptr);
+  } else {
+    for (uint64_t first = begin; first < end; first += kChunk) {
+      run_chunk(job, quantize, job.quantize_layout, dequantize, job.dequantize_layout, first,
+                std::min(end, first + kChunk), codes.get());
+    }
   }
 }
 
@@ -112,10 +134,11 @@ Status execute(const QuantizeDequantizePlan& plan, const MutableTensorView& y, c
           mask,
           static_cast<size_t>(info(plan.quantize.output_type).bytes_per_element()),
           kernels::covers_fake_quant(plan.quantize)};
-  // Short rows whose operands repeat: both plans on tiled operands (the same decision for both,
-  // as their layouts are the same), as execute() does.
+  // Short rows: both plans on tiled operands, or both a piece at a time (the same decision for
+  // both, as their layouts are the same), as execute() does.
   QuantizeDequantizePlan tiled_pair;
   exec::TiledOperands tiled_quantize, tiled_dequantize;
+  exec::RowGroups quantize_groups, dequantize_groups;
   if (exec::tile_short_rows(plan.quantize, job.quantize_layout, &tiled_quantize) &&
       exec::tile_short_rows(plan.dequantize, job.dequantize_layout, &tiled_dequantize)) {
     tiled_pair = plan;  // every field, then the two plans on their tiles
@@ -124,6 +147,10 @@ Status execute(const QuantizeDequantizePlan& plan, const MutableTensorView& y, c
     job.plan = &tiled_pair;
     job.quantize_layout = tiled_quantize.layout;
     job.dequantize_layout = tiled_dequantize.layout;
+  } else if (exec::group_short_rows(plan.quantize, job.quantize_layout, &quantize_groups) &&
+             exec::group_short_rows(plan.dequantize, job.dequantize_layout, &dequantize_groups)) {
+    job.quantize_groups = &quantize_groups;
+    job.dequantize_groups = &dequantize_groups;
   }
   exec::run_ranges(plan.element_count, options.parallel_for, &run_range, &job);
   return {};
