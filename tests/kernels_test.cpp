@@ -693,8 +693,14 @@ TEST(KernelsByTable, PerTensorPlansOverFewCodesMatchTheReference) {
     const uint64_t codes = uint64_t{1} << info(type).bits;
     return make_storage(type, codes * copies, [codes](uint64_t i) { return static_cast<uint32_t>(i % codes); });
   };
+  // The large copies by table and in the kernels, whichever this CPU picks
+  // (kernels::quantizes_16_bit_x_by_table).
+  struct RestoreTheCpusChoice {
+    ~RestoreTheCpusChoice() { kernels::force_16_bit_x_by_table(-1); }
+  } restore;
   for (E x_type : {E::kFloat16, E::kBfloat16}) {
-    for (uint64_t copies : {17, 1}) {
+    for (const auto [copies, by_table] : {std::pair<uint64_t, int>{17, 1}, {17, 0}, {1, -1}}) {
+      kernels::force_16_bit_x_by_table(by_table);
       auto x = by_code(x_type, copies);
       const Sweep sweep{{static_cast<int64_t>(65536 * copies)}, 0, 0, true};
       for (E out : kQuantizedTypes) {
@@ -711,12 +717,14 @@ TEST(KernelsByTable, PerTensorPlansOverFewCodesMatchTheReference) {
             ASSERT_TRUE(planned.ok()) << planned.status().message();
             // Every target: the lookup is a gather on some and a scalar loop on others.
             ASSERT_EQ(first_target_unlike_reference(planned.value(), layout), "")
-                << describe(planned.value(), sweep) << " layout " << static_cast<int>(layout);
+                << describe(planned.value(), sweep) << " layout " << static_cast<int>(layout) << " by table "
+                << by_table;
           }
         }
       }
     }
   }
+  kernels::force_16_bit_x_by_table(-1);
   for (E x_type : {E::kFloat8E4M3FN, E::kFloat8E4M3FNUZ, E::kFloat8E5M2, E::kFloat8E5M2FNUZ, E::kInt8, E::kUint8}) {
     for (uint64_t copies : {20, 1}) {
       auto x = by_code(x_type, copies);

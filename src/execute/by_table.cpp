@@ -74,7 +74,10 @@ TableShape table_shape(const Plan& plan) {
     // ms against the kernels' 3.3-3.6 for 16M float16/bfloat16 -> int2 on Zen 3 (AVX2, 2
     // threads) while GCC left it rolled; unrolled, it runs as the 4-bit one (session 37, AMD
     // EPYC: 4.0 ms against the kernels' 8.2-9.0).
-    if (plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) {
+    // Where the lookup is slower than the kernels (gathers on AMD's Zen 5) the kernels keep it:
+    // kernels::quantizes_16_bit_x_by_table.
+    if ((plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) &&
+        kernels::quantizes_16_bit_x_by_table()) {
       shape = {uint64_t{1} << 16, 2, 1};
     }
   } else if (x_packed && (plan.output_type != ElementType::kFloat32 || x.bits == 4)) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/look_up.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/kernels.cpp"
@@ -371,6 +372,7 @@ bool side_reduction_pays() { return HWY_DYNAMIC_DISPATCH(SideReductionPays)(); }
 namespace {
 std::atomic<int> forced_reciprocal{-1};
 std::atomic<int> forced_narrow_streaming{-1};
+std::atomic<int> forced_16_bit_x_by_table{-1};
 
 // The CPU's vendor, which the measured choices below key on; unknown off x86 (and without GCC's
 // builtin), where they take `otherwise`.
@@ -400,6 +402,15 @@ void force_narrow_output_streaming(int choice) {
 }
 
 void force_reciprocal(int choice) { forced_reciprocal.store(choice < 0 ? -1 : choice != 0, std::memory_order_relaxed); }
+
+bool quantizes_16_bit_x_by_table() {
+  const int forced = forced_16_bit_x_by_table.load(std::memory_order_relaxed);
+  return forced >= 0 ? forced != 0 : !looks_up_by_gathers() || intel_cpu(true);
+}
+
+void force_16_bit_x_by_table(int choice) {
+  forced_16_bit_x_by_table.store(choice < 0 ? -1 : choice != 0, std::memory_order_relaxed);
+}
 
 HWY_EXPORT(HasKernel);
 HWY_EXPORT(HasRangeMask);

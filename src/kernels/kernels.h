@@ -155,6 +155,18 @@ void force_narrow_output_streaming(int choice);
 // division); -1 restores the CPU's.
 void force_reciprocal(int choice);
 
+// Whether a per-tensor QuantizeLinear from float16 or bfloat16 x runs by its table of 2^16 results
+// (execute/by_table.cpp, one lookup an element) rather than in the kernels, on this CPU and its
+// target. Measured 16M per-tensor, 2 threads: on an Intel Xeon (AVX-512, gathers) 1.5-1.7 ms by
+// table against 2.4-2.7 ms in the kernels (session 41's table), on an AMD Zen 3 (AVX2, a scalar
+// lookup loop) 4.0 against 8.2-9.0 (session 37); but on an AMD Zen 5 (AVX-512, family 26) the
+// gathers took 3.7-5.3 ms where the kernels take 1.3-2.5 (the same cells per-axis-last, session
+// 43). So gathers on other CPUs than Intel's leave the plan to the kernels.
+bool quantizes_16_bit_x_by_table();
+
+// Tests: forces that choice (1 by table, 0 in the kernels); -1 restores the CPU's.
+void force_16_bit_x_by_table(int choice);
+
 // Elements [begin, end) of the plan into y, over the canonical layout (execute/runs.h). Selects
 // the target once per call. For packed outputs, begin and end are multiples of 8 or end is the
 // element count, so that no two calls write one byte.

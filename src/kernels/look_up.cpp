@@ -340,6 +340,15 @@ void LookUpPackedCodesToHalfwords(const void* x, unsigned code_bits, const uint1
 // LookUpLowBitsToHalfwordsByShuffle's byte shuffle is one instruction wherever there are vectors.
 bool LooksUpLowBitsInVectors() { return HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128; }
 
+// Whether LookUp gathers on this target (AVX-512), where 16-bit codes look up.
+bool LooksUpByGathers() {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  return true;
+#else
+  return false;
+#endif
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace qdq::kernels
 HWY_AFTER_NAMESPACE();
@@ -349,6 +358,7 @@ namespace qdq::kernels {
 
 HWY_EXPORT(LookUpCodes);
 HWY_EXPORT(LooksUpLowBitsInVectors);
+HWY_EXPORT(LooksUpByGathers);
 HWY_EXPORT(LookUpPackedCodesToHalfwords);
 
 void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
@@ -357,6 +367,8 @@ void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned 
 }
 
 bool looks_up_low_bits_in_vectors() { return HWY_DYNAMIC_DISPATCH(LooksUpLowBitsInVectors)(); }
+
+bool looks_up_by_gathers() { return HWY_DYNAMIC_DISPATCH(LooksUpByGathers)(); }
 
 void look_up_packed_codes_to_halfwords(const void* x, unsigned code_bits, const uint16_t* code_results, void* y,
                                        uint64_t begin, uint64_t end, bool stream) {

@@ -28,6 +28,10 @@ void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned 
 // one byte shuffle per byte of result on every target with vectors.
 bool looks_up_low_bits_in_vectors();
 
+// Whether look_up_codes looks 16-bit codes up by gathers on this CPU's target (AVX-512); else by
+// a scalar loop.
+bool looks_up_by_gathers();
+
 // 4- or 2-bit codes packed the ONNX way (code_bits; element k of a byte in its bits k * code_bits)
 // to 16-bit results, the results of bytes [begin, end) of x: y holds 8 / code_bits results per
 // byte, element k's being code_results[its code] (16 entries; those past 2^code_bits unread).
