@@ -724,7 +724,6 @@ TEST(KernelsByTable, PerTensorPlansOverFewCodesMatchTheReference) {
       }
     }
   }
-  kernels::force_16_bit_x_by_table(-1);
   for (E x_type : {E::kFloat8E4M3FN, E::kFloat8E4M3FNUZ, E::kFloat8E5M2, E::kFloat8E5M2FNUZ, E::kInt8, E::kUint8}) {
     for (uint64_t copies : {20, 1}) {
       auto x = by_code(x_type, copies);
