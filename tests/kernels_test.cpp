@@ -164,6 +164,10 @@ std::vector<Sweep> sweeps(size_t lanes) {
   // their operands are written out a piece of 1,024 elements at a time (execute/short_rows.h).
   all.push_back({{690, 3}, 0, 32, false});
   all.push_back({{3, 250, 3}, 1, 3, false});
+  // Rows shorter than a vector under one operand each (per-axis on the first axis): blocks of 2 to
+  // 15 elements, which the kernels permute into lanes (ShortBlockLanes); rows of 5, 7 and 9 change
+  // phase from vector to vector, and 150 rows cross a 1,024-element kernel block inside a row.
+  for (int64_t row : {2, 5, 6, 7, 8, 9, 15}) all.push_back({{150, row}, 0, 0, false});
   return all;
 }
 

@@ -770,33 +770,100 @@ W LoadOne(const ElementTypeInfo& type, const void* data, uint64_t index, SubByte
   }
 }
 
-// out[j] = values[(phase + j) / block] for j in [0, k) and up to the next whole vector, where
-// block < the vector's lanes, phase < block, and values holds a vector's worth past the last
-// block used. Lane l of a vector starting at phase p of block b takes block b + (p + l) / block:
-// the truncated (p + l + 0.5) * (1 / block) in float32. It is exact: the true quotient lies at
-// least 0.5 / block > 0.5 / lanes from an integer, while p + l < 2 * lanes bounds the product's
-// error by about 2 * lanes * 2^-23 (16 lanes of AVX-512: 1/32 against 2^-18).
-template <class D, typename W>
-HWY_INLINE void FillShortBlocks(D d, const W* HWY_RESTRICT values, size_t block, size_t phase, size_t k,
-                                W* HWY_RESTRICT out) {
-  const hn::RebindToSigned<D> di;
-  const hn::RebindToFloat<D> df;
-  const size_t lanes = hn::Lanes(d);
-  const auto lane = hn::Iota(di, 0);
-  const auto inverse = hn::Set(df, 1.0f / static_cast<float>(block));
-  const auto half = hn::Set(df, 0.5f);
-  const size_t step_blocks = lanes / block, step_phase = lanes % block;
-  for (size_t j = 0, b = 0, p = phase; j < k; j += lanes) {
-    const auto position = hn::ConvertTo(df, hn::Add(lane, hn::Set(di, static_cast<int32_t>(p))));
-    const auto index = hn::ConvertTo(di, hn::Mul(hn::Add(position, half), inverse));
-    hn::StoreU(hn::TableLookupLanes(hn::LoadU(d, values + b), hn::IndicesFromVec(d, index)), d, out + j);
-    b += step_blocks;
-    p += step_phase;
-    if (p >= block) {
-      p -= block;
-      ++b;
-    }
+// The lanes of an operand blocked along a run by blocks shorter than a vector, vector after vector:
+// vector j's lane l takes the value of block (phase + j * lanes + l) / block, which is block
+// first_block() + (p + l) / block for the vector's phase p in its first block.
+// (p + l) / block is computed as (p + l) * M >> 16 with M = ceil(2^16 / block): M * block = 2^16 + r
+// with r < block, so the product over 2^16 exceeds (p + l) / block by (p + l) * r / (2^16 * block)
+// < (p + l) / 2^16 <= 2 * lanes / 2^16, below 1 / block (lanes < 181), and the truncation lands on
+// the true quotient. Where the lanes are a multiple of the block (blocks of 1, 2, 4, 8) every vector
+// starts at the same phase and takes the same indices. (A float32 product, truncated with the
+// fix-up of out-of-range conversions, took as long as the load, permute and store together: 64K DQ
+// uint8 -> float32 over rows of 4.)
+template <class D>
+class ShortBlockLanes {
+ public:
+  HWY_INLINE ShortBlockLanes(D d, size_t block, size_t phase)
+      : d_(d),
+        block_(block),
+        step_blocks_(hn::Lanes(d) / block),
+        step_phase_(hn::Lanes(d) % block),
+        phase_(phase),
+        reciprocal_(hn::Set(hn::RebindToSigned<D>(), static_cast<int32_t>(((uint32_t{1} << 16) + block - 1) / block))),
+        indices_(IndicesAt(phase)) {}
+
+  // The first block of the current vector, and its lanes' values from values[first_block(), ...).
+  HWY_INLINE size_t first_block() const { return first_block_; }
+  HWY_INLINE hn::Vec<D> Values(hn::Vec<D> from_first_block) const {
+    return hn::TableLookupLanes(from_first_block, indices_);
   }
+  HWY_INLINE hn::Vec<D> Values(const hn::TFromD<D>* values) const { return Values(hn::LoadU(d_, values + first_block_)); }
+
+  // On to the next vector.
+  HWY_INLINE void Next() {
+    first_block_ += step_blocks_;
+    if (step_phase_ == 0) return;
+    phase_ += step_phase_;
+    if (phase_ >= block_) {
+      phase_ -= block_;
+      ++first_block_;
+    }
+    indices_ = IndicesAt(phase_);
+  }
+
+ private:
+  using Indices = decltype(hn::IndicesFromVec(D(), hn::Zero(hn::RebindToSigned<D>())));
+
+  HWY_INLINE Indices IndicesAt(size_t phase) const {
+    const hn::RebindToSigned<D> di;
+    const auto lane = hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(phase)));
+    return hn::IndicesFromVec(d_, hn::ShiftRight<16>(hn::Mul(lane, reciprocal_)));
+  }
+
+  D d_;
+  size_t block_, step_blocks_, step_phase_, phase_, first_block_ = 0;
+  hn::Vec<hn::RebindToSigned<D>> reciprocal_;
+  Indices indices_;
+};
+
+// out[j] = values[(phase + j) / block] for j in [0, k) and up to the next whole vector, where
+// block < the vector's lanes and phase < block. A vector starting in block b takes its values from
+// values_from(b) (values[b, b + lanes) converted in registers) while b + lanes <= count, else from
+// `tail`, which holds values[tail_start, count) converted and zeros for a vector past them
+// (tail_start <= every b read from it), so that no load reads past an operand tensor.
+template <class D, class ValuesFrom>
+HWY_INLINE void FillShortBlocks(D d, const ValuesFrom& values_from, size_t count,
+                                const hn::TFromD<D>* HWY_RESTRICT tail, size_t tail_start, size_t block, size_t phase,
+                                size_t k, hn::TFromD<D>* HWY_RESTRICT out) {
+  const size_t lanes = hn::Lanes(d);
+  ShortBlockLanes<D> lanes_of(d, block, phase);
+  for (size_t j = 0; j < k; j += lanes, lanes_of.Next()) {
+    const size_t b = lanes_of.first_block();
+    hn::StoreU(lanes_of.Values(b + lanes <= count ? values_from(b) : hn::LoadU(d, tail + (b - tail_start))), d, out + j);
+  }
+}
+
+// FillShortBlocks over the `count` block values from tensor element `index`: values stored as W
+// (float32 scales, 32-bit words) read in place, others converted together first.
+template <typename W>
+void FillShortBlocksOf(const ElementTypeInfo& type, const void* data, SubByteLayout layout, uint64_t index,
+                       size_t count, size_t block, size_t phase, size_t k, W* out) {
+  const hn::ScalableTag<W> d;
+  const size_t lanes = hn::Lanes(d);
+  if (const W* values = DirectValues<W>(type, data, index)) {
+    // The last vector's worth from a zero-padded copy, so that no load passes the tensor's end.
+    HWY_ALIGN W tail[2 * HWY_MAX_BYTES / sizeof(W)];
+    const size_t tail_start = count > lanes ? count - lanes : 0;
+    std::memcpy(tail, values + tail_start, (count - tail_start) * sizeof(W));
+    for (size_t z = count - tail_start; z < count - tail_start + lanes; ++z) tail[z] = 0;
+    FillShortBlocks(d, [&](size_t b) QDQ_HOT_LAMBDA { return hn::LoadU(d, values + b); }, count, tail, tail_start,
+                    block, phase, k, out);
+    return;
+  }
+  HWY_ALIGN W converted[kPadded];  // zero-padded by LoadContiguous: every vector reads it
+  LoadContiguous(type, data, index, count, converted, layout);
+  FillShortBlocks(d, [&](size_t b) QDQ_HOT_LAMBDA { return hn::LoadU(d, converted + b); }, count + lanes, converted, 0,
+                  block, phase, k, out);
 }
 
 // Repeats each block's value over the elements of a run blocked along its innermost axis. Values
@@ -806,31 +873,28 @@ HWY_INLINE void FillShortBlocks(D d, const W* HWY_RESTRICT values, size_t block,
 template <typename W>
 void FillBlocked(const ElementTypeInfo& type, const void* data, SubByteLayout layout, uint64_t first_index,
                  const exec::Run& run, uint64_t offset, size_t k, W* out) {
-  // The blocks' values converted together (one by one through the codec, an int8 zero point per
-  // block of 4 took a third of 64K Q float32 -> int8 per-axis-first over rows of 4), the first
-  // block found by division and the others by stepping.
+  // The first block found by division and the others by stepping.
   const uint64_t first = (run.block_phase + offset) / run.block;
   const uint64_t last = (run.block_phase + offset + k - 1) / run.block;
-  const W* values = DirectValues<W>(type, data, first_index + first);
-  HWY_ALIGN W converted[kPadded];
-  if (values == nullptr) {
-    LoadContiguous(type, data, first_index + first, static_cast<size_t>(last - first + 1), converted, layout);
-    values = converted;
-  }
+  const size_t count = static_cast<size_t>(last - first + 1);
   if constexpr (sizeof(W) == 4) {
-    const hn::ScalableTag<W> d;
-    if (run.block < hn::Lanes(d)) {
+    if (run.block < hn::Lanes(hn::ScalableTag<W>())) {
       // Blocks shorter than a vector (per-axis over rows of 4, DirectML's [M, 1]): each output
       // vector takes its few values by one lane permute. Element by element, blocks of 4 took 82%
       // of 64K Q float32 -> int8 per-axis-first over rows of 4 with an int8 zero point.
-      const size_t count = static_cast<size_t>(last - first + 1);
-      if (values != converted) std::memcpy(converted, values, count * sizeof(W));
-      for (size_t z = count; z < count + hn::Lanes(d); ++z) converted[z] = 0;  // never-used lanes defined
       const size_t phase = static_cast<size_t>(run.block_phase + offset - first * run.block);
-      FillShortBlocks(d, converted, static_cast<size_t>(run.block), phase, k, out);
+      FillShortBlocksOf(type, data, layout, first_index + first, count, static_cast<size_t>(run.block), phase, k, out);
       for (size_t z = k; z < kPadded && z < k + 16; ++z) out[z] = 0;
       return;
     }
+  }
+  // The blocks' values converted together (one by one through the codec, an int8 zero point per
+  // block of 4 took a third of 64K Q float32 -> int8 per-axis-first over rows of 4).
+  const W* values = DirectValues<W>(type, data, first_index + first);
+  HWY_ALIGN W converted[kPadded];
+  if (values == nullptr) {
+    LoadContiguous(type, data, first_index + first, count, converted, layout);
+    values = converted;
   }
   size_t block_end = static_cast<size_t>(std::min<uint64_t>(k, (first + 1) * run.block - run.block_phase - offset));
   for (size_t j = 0, b = 0; j < k; ++b) {
@@ -883,6 +947,11 @@ struct Operands {
   // per vector (never with an int32 scale, nor a quantize's 32-bit zero point: the wide quantize
   // kernels take those per element).
   bool per_block = false;
+  // Blocked along the innermost axis by blocks shorter than a vector, where the caller permutes the
+  // blocks' values into lanes (LoadOperands' short_blocks_in_lanes, ShortBlockLanes): `block` holds
+  // them from the block of the first element, whose place in its block is short_block_phase.
+  bool short_blocks = false;
+  size_t short_block_phase = 0;
   OperandValues<float> scale, zero_point;
   OperandValues<int32_t> wide_scale, wide_zero_point;
   // Per-element zero points read as codes in the quantize and dequantize loops (LoadOperands'
@@ -908,8 +977,10 @@ inline bool ZeroPointCodesInLoop(const Context& c, const exec::Run& run) {
 
 // zero_point_codes: the caller reads per-element zero points as codes where ZeroPointCodesInLoop
 // (Operands::zero_point_codes); every other operand loads as before.
+// short_blocks_in_lanes: the caller takes blocks shorter than a vector through ShortBlockLanes
+// (Operands::short_blocks) where neither operand is taken as words.
 void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_t k, Operands* o,
-                  bool zero_point_codes = false);  // kernels.cpp
+                  bool zero_point_codes = false, bool short_blocks_in_lanes = false);  // kernels.cpp
 
 // Zeroes kBytes (a multiple of the vector size) at p with vector stores. GCC turns a memset of
 // 256 bytes, or a loop storing zero vectors, into `rep stosq`, whose start-up cost was 18% of 64K
@@ -2992,7 +3063,7 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
     const uint64_t at = run.x_index + offset;
     const uint64_t x_at = at - c.x_first;
-    LoadOperands(c, run, offset, k, &o, zero_point_codes);
+    LoadOperands(c, run, offset, k, &o, zero_point_codes, !kWordZeroPoint<Input>);
     const XT* x;
     if constexpr (Input::kPacked) {
       x = Input::Stage(c, x_at, k, unpacked);
@@ -3021,6 +3092,23 @@ void DequantizeRun(const Context& c, const exec::Run& run, void* y) {
         WithZeroPointCodes(c, [&]<ZeroPointCodes kKind>() HWY_ATTR {
           DequantizeWithZeroPointCodes<Input, kOut, kKind>(x, o.scale.values, scale_constant, o.zero_point_codes, k, out);
         });
+      }
+    } else if (o.short_blocks) {
+      // Blocks shorter than a vector (per-axis over rows of 4, DirectML's [M, 1]): each vector's
+      // scales and zero points permuted from the blocks' values in registers. Written out per
+      // element first, they cost two more stores per vector: 64K DQ uint8 -> float32 over rows of
+      // 4 with a zero point took 14 us against 4 us per-tensor.
+      ShortBlockLanes<DF> lanes_of(df, static_cast<size_t>(run.block), o.short_block_phase);
+      const float* zero_points = subtract && c.zero_point != nullptr ? o.zero_point.block : nullptr;
+      auto vector = [&](const XT* xp, YT* destination) HWY_ATTR {
+        compute(xp, lanes_of.Values(o.scale.block), zero_points ? lanes_of.Values(zero_points) : zp_constant,
+                destination);
+        lanes_of.Next();
+      };
+      for (; i + N <= k; i += N) vector(x + i, out + i);
+      if (i < k) {
+        vector(StageTail(x, i, k, x_tail), out_tail);
+        std::memcpy(out + i, out_tail, (k - i) * sizeof(YT));
       }
     } else if (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr)) {
       DequantizeUniformBlock<Input, kOut>(c, run, offset, k, o, x, subtract, out);

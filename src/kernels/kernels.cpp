@@ -25,7 +25,7 @@ namespace HWY_NAMESPACE {
 // --- Block helpers (declared in kernels-inl.h) ----------------------------------------------
 
 void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_t k, Operands* o,
-                  bool zero_point_codes) {
+                  bool zero_point_codes, bool short_blocks_in_lanes) {
   const Plan& plan = *c.plan;
   const size_t lanes = hn::Lanes(DF());
   // An int32 scale is taken as words where the division is in float64; in a float precision it
@@ -35,6 +35,12 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
   // Whole vectors per block (offset is a multiple of kBlock, itself a multiple of the lanes).
   o->per_block = run.block != 0 && run.block % lanes == 0 && run.block_phase % lanes == 0 && !wide_scale &&
                  (!wide_zero_point || plan.operation == Operation::kDequantize);
+  o->short_blocks = short_blocks_in_lanes && run.block != 0 && run.block < lanes && !wide_scale && !wide_zero_point;
+  if (o->short_blocks) {
+    o->short_block_phase = static_cast<size_t>((run.block_phase + offset) % run.block);
+  }
+  // The blocks' values, one each, where the caller spreads them over the elements itself.
+  const bool block_values = o->per_block || o->short_blocks;
   // A converted run's elements at most, so that the row's per-element operands fit the budget
   // (zero points read as codes in the loop take no float32 row).
   const bool codes_in_loop = zero_point_codes && !o->per_block && ZeroPointCodesInLoop(c, run);
@@ -44,7 +50,7 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
   if (wide_scale) {
     LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, false, &o->wide_scale);
   } else {
-    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, o->per_block, &o->scale,
+    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, block_values, &o->scale,
                 c.converted_scale, max_converted);
   }
   o->zero_point_codes = nullptr;
@@ -64,7 +70,7 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
                 o->per_block, &o->wide_zero_point);
   } else {
     LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k,
-                o->per_block, &o->zero_point, c.converted_zero_point, max_converted);
+                block_values, &o->zero_point, c.converted_zero_point, max_converted);
   }
 }
 
