@@ -26,6 +26,8 @@ Doors timed for every cell, in alternating rounds on the same inputs:
            without a zero point), else the Python call with out= (marked "o" in the table);
   py out=  the Python function with a preallocated out= (feature-detected; absent: n/a);
   py       the Python function as users call it, allocating its result;
+  8-bit py for a 4-bit, 2-bit or float4 cell, the Python call of its 8-bit neighbour (uint4/uint2 ->
+           uint8, int4/int2 -> int8, float4e2m1 -> float8e4m3fn), for the sub-byte / 8-bit ratio;
   memcpy   qdq._qdq._parallel_copy of the kernel's bytes (64K cells) or of at least 128 MiB (16M
            cells: the DRAM bandwidth whatever the cell's size);
   ORT      onnxruntime's built-in QuantizeLinear / DequantizeLinear at the lowest opset (21, 23, 24,
@@ -247,6 +249,24 @@ def python_call_on(cell: Cell, shape, x: np.ndarray, scale: np.ndarray, zp: Opti
     if cell.op == "Q":
         return lambda out=None: qdq.elementwise_quantize_linear(x, scale, zp, out=out)
     return lambda out=None: qdq.elementwise_dequantize_linear(x, scale, zp, output_dtype=cell.out_attr, out=out)
+
+
+def neighbour_cell(cell: Cell) -> Optional[Cell]:
+    """The 8-bit cell a 4-bit, 2-bit or float4 cell is held against (SUB_BYTE_NEIGHBOUR), or None.
+
+    Every operand of the quantized type (x of a DQ, y and its output_dtype of a Q, a zero point of
+    that type) takes the neighbour's type; scale, granularity and the other side stay.
+    """
+    if NAME[cell.q] not in SUB_BYTE_NEIGHBOUR:
+        return None
+    neighbour = CODE[SUB_BYTE_NEIGHBOUR[NAME[cell.q]]]
+
+    def swap(code):
+        return neighbour if code == cell.q else code
+
+    return Cell(cell.family, cell.op, swap(cell.x) if cell.op == "DQ" else cell.x, cell.scale,
+                swap(cell.y) if cell.op == "Q" else cell.y, None if cell.zp is None else swap(cell.zp),
+                swap(cell.out_attr) if cell.op == "Q" else cell.out_attr, cell.grain, cell.canonical)
 
 
 def accepted(cell: Cell) -> Optional[np.dtype]:
@@ -574,6 +594,15 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
     if has_out:
         doors["py_out"] = lambda: best_of(lambda: call(out=out), per_round)
     doors["py"] = lambda: best_of(call, per_round)
+    # A sub-byte cell's 8-bit neighbour is timed through its Python call in the same rounds: the
+    # two cells measured minutes apart differed by up to 2x through the machine's bandwidth alone
+    # (the same 16M cell took 1,258 and 2,536 us in consecutive runs on the Zen 5 VM).
+    neighbour = neighbour_cell(cell)
+    if neighbour is not None and accepted(neighbour) is not None:
+        neighbour_call = python_call(neighbour, shape)
+        neighbour_call()
+        neighbour_call()
+        doors["neighbour_py"] = lambda: best_of(neighbour_call, per_round)
     copy_bytes = result.moved // 2 if not big else max(result.moved // 2, 128 << 20)
     source, destination = copy_buffers(copy_bytes)
     doors["memcpy"] = lambda: _qdq._parallel_copy(destination, source, per_round) * result.moved / (2 * copy_bytes)
@@ -642,6 +671,7 @@ def measure(cell: Cell, size: str, threads: int, quick: bool, quark_library: Opt
         "memcpy": ratio("memcpy", "kernel"),  # kernel bandwidth as a fraction of memcpy's
         "py_out/kernel": ratio("py_out", "kernel") if result.kernel_door == "k" else None,
         "py/kernel": ratio("py", "kernel"),
+        "sub/8bit": ratio("py", "neighbour_py"),
         "ort_py/py": ratio("ort_py", "py"),
         "ort_kernel/kernel": ratio("ort_kernel", "kernel"),
         "ort_memcpy": ratio("memcpy", "ort_kernel"),  # ORT's bandwidth as a fraction of memcpy's
@@ -686,17 +716,12 @@ def derived(results: list[Result]) -> None:
         # ORT's fastest cell of the same size: a vectorized ORT path runs near that best.
         r.ratios["ort_of_best"] = (r.ratios["ort_memcpy"] / best_ort[r.size]
                                    if r.ratios.get("ort_memcpy") is not None else None)
-        r.ratios["sub/8bit"] = None
-        q = NAME[r.cell.q]
-        if q in SUB_BYTE_NEIGHBOUR:
-            neighbour = CODE[SUB_BYTE_NEIGHBOUR[q]]
-            c = r.cell
-            other = Cell(c.family, c.op, neighbour if c.op == "DQ" else c.x, c.scale,
-                         neighbour if c.op == "Q" else c.y, c.zp, neighbour if (c.op == "Q" and c.out_attr) else c.out_attr,
-                         c.grain, c.canonical)
-            n = by_key.get((r.size, other.key()))
-            if n is not None:
-                r.ratios["sub/8bit"] = r.times["py"] / n.times["py"]
+        # Measured in the same rounds since session 45; a saved run from before takes the two
+        # cells' best times, measured apart.
+        if r.ratios.get("sub/8bit") is None:
+            other = neighbour_cell(r.cell)
+            n = by_key.get((r.size, other.key())) if other is not None else None
+            r.ratios["sub/8bit"] = r.times["py"] / n.times["py"] if n is not None else None
     # Whether ORT's kernel is scalar is judged on the same cell at 16M where that was measured
     # (memory-bound there, so a vectorized kernel runs near ORT's best), else at the cell's own
     # size: at 64K a call's fixed costs dominate, and ORT's vectorized per-tensor Q float32 ->
