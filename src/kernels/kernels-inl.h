@@ -1487,16 +1487,21 @@ HWY_INLINE __m256i LowBytes4(VI c0, VI c1, VI c2, VI c3, VI byte_mask) {
 }
 #endif
 
-template <bool kInterleaved = false>
+// kMasked false: the caller's codes are whole bytes (8-bit outputs), whose byte_mask is 0xFF, so
+// that outside AVX2's packs the narrow alone keeps their low bytes (the four Ands were a sixteenth
+// of the vector operations of float16 -> int8 per-tensor).
+template <bool kInterleaved = false, bool kMasked = true>
 HWY_INLINE void StoreLowBytes4(VI c0, VI c1, VI c2, VI c3, VI byte_mask, uint8_t* destination) {
 #if HWY_TARGET == HWY_AVX2
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination), LowBytes4<kInterleaved>(c0, c1, c2, c3, byte_mask));
 #else
   static_assert(!kInterleaved, "LoadX4 interleaves on AVX2 only");
-  c0 = hn::And(c0, byte_mask);
-  c1 = hn::And(c1, byte_mask);
-  c2 = hn::And(c2, byte_mask);
-  c3 = hn::And(c3, byte_mask);
+  if constexpr (kMasked) {
+    c0 = hn::And(c0, byte_mask);
+    c1 = hn::And(c1, byte_mask);
+    c2 = hn::And(c2, byte_mask);
+    c3 = hn::And(c3, byte_mask);
+  }
   const size_t N = hn::Lanes(DI());
   StoreLowBytes(c0, destination);
   StoreLowBytes(c1, destination + N);
@@ -2096,11 +2101,12 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
     // (Integer codes keep x in order here: interleaved, GCC spilled x around the unpacks and 16M
     // bfloat16 -> int8 per-axis-first ran 7.6-7.7 against 7.2-7.6 ms.)
     for (; i + 4 * N <= count; i += 4 * N) {
-      StoreLowBytes4(codes_at(i), codes_at(i + N), codes_at(i + 2 * N), codes_at(i + 3 * N), byte_mask, out + i);
+      StoreLowBytes4<false, (Output::kCodeBits < 8)>(codes_at(i), codes_at(i + N), codes_at(i + 2 * N),
+                                                     codes_at(i + 3 * N), byte_mask, out + i);
       step_side(4);
     }
     for (; i < count; i += N) {
-      StoreLowBytes(hn::And(codes_at(i), byte_mask), out + i);
+      StoreLowBytes(Output::kCodeBits < 8 ? hn::And(codes_at(i), byte_mask) : codes_at(i), out + i);
       step_side(1);
     }
   } else {
@@ -2282,9 +2288,9 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
         for (size_t j = i; j < end; j += 4 * N) {
           VF v[4];
           LoadX4<kX>(x + j, v);
-          StoreLowBytes4<kInterleavedLoadX4<kX>>(codes_of(hn::Div(v[0], s), zp, bounds), codes_of(hn::Div(v[1], s), zp, bounds),
-                                                 codes_of(hn::Div(v[2], s), zp, bounds), codes_of(hn::Div(v[3], s), zp, bounds),
-                                                 byte_mask, out + j);
+          StoreLowBytes4<kInterleavedLoadX4<kX>, (Output::kCodeBits < 8)>(
+              codes_of(hn::Div(v[0], s), zp, bounds), codes_of(hn::Div(v[1], s), zp, bounds),
+              codes_of(hn::Div(v[2], s), zp, bounds), codes_of(hn::Div(v[3], s), zp, bounds), byte_mask, out + j);
           prefetch.Step(4 * N * kXBytes);
         }
         continue;
@@ -2295,7 +2301,7 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
       const size_t from = j;
       for (; j < stop; j += N) {
         if constexpr (sizeof(Code) == 1) {
-          StoreLowBytes(hn::And(codes_at(j), byte_mask), out + j);
+          StoreLowBytes(Output::kCodeBits < 8 ? hn::And(codes_at(j), byte_mask) : codes_at(j), out + j);
         } else {
           StoreCodes<Output>(codes_at(j), out + j);
         }
