@@ -538,6 +538,43 @@ TEST_F(KernelsOnEveryTarget, EveryFloat16AndBfloat16InputPerAxisWithScalesOfItsT
   }
 }
 
+// The rounding of clamped float16 / bfloat16 quotients for integer codes of at most 8 bits
+// (Veltkamp's splitting, kernels-inl.h RoundToSignificandOf) on every target, against a scalar
+// transcription (the value scaled to an integer significand of 11 or 8 bits, rounded half to
+// even by nearbyint in double, scaled back): every float32 of magnitude in [2^-2, 2^9), both
+// signs. That holds every clamped quotient that can round to a nonzero code: the bounds are
+// within +-255, and below 2^-2 any rounding stays below 0.5.
+TEST_F(KernelsOnEveryTarget, ClampedQuotientsRoundToTheSignificandOfXsType) {
+  constexpr uint32_t kChunk = uint32_t{1} << 20;  // a part of one binade (2^23 significands)
+  std::vector<float> v(kChunk), expected(kChunk), got(kChunk);
+  const std::vector<int64_t> targets = kernels::supported_targets();
+  for (E x_type : {E::kFloat16, E::kBfloat16}) {
+    const int bits = x_type == E::kFloat16 ? 11 : 8;
+    for (int exponent = -2; exponent < 9; ++exponent) {
+      const double scale = std::ldexp(1.0, bits - 1 - exponent);  // the significand's last bit at 1
+      for (uint32_t sign : {0u, 0x8000'0000u}) {
+        const uint32_t binade = sign | (static_cast<uint32_t>(exponent + 127) << 23);
+        for (uint32_t start = 0; start < (uint32_t{1} << 23); start += kChunk) {
+          for (uint32_t i = 0; i < kChunk; ++i) {
+            v[i] = std::bit_cast<float>(binade | (start + i));
+            expected[i] = static_cast<float>(std::nearbyint(static_cast<double>(v[i]) * scale) / scale);
+          }
+          for (int64_t target : targets) {
+            kernels::force_target(target);
+            kernels::round_to_significand_of(x_type, v.data(), kChunk, got.data());
+            for (uint32_t i = 0; i < kChunk; ++i) {
+              if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(expected[i])) {
+                FAIL() << kernels::target_name(target) << " " << name(x_type) << ": " << std::hexfloat << v[i]
+                       << " gave " << got[i] << ", expected " << expected[i];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // float16 quotients on float16's overflow edge to the integer types: the kernels round a float16
 // quotient for integer codes on its float32 bits (RoundFloat16QuotientForSmallIntegers), where
 // [65520, 65536) gives 65536 instead of float16's infinity. Column j's scale puts row 0x7A's x

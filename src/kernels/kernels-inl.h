@@ -1134,6 +1134,10 @@ struct IntegerOutput {
     return hn::Sub(hn::BitCast(di, hn::Add(Clamped(q, b), hn::Set(df, kMagic))), b.bias);
   }
   static HWY_INLINE VI Codes(const Context&, VF q, VF, const Bounds& b) { return CodesOf(q, b); }
+  // CodesOf a q that Clamped(q, b) already gave.
+  static HWY_INLINE VI CodesOfClamped(VF clamped, const Bounds& b) {
+    return hn::Sub(hn::BitCast(DI(), hn::Add(clamped, hn::Set(DF(), kMagic))), b.bias);
+  }
   // Codes of x / s computed as x * r, r = RN(1 / s) a normal float32, exact where it is safe and
   // through the division where it might not be (the proof is in docs/semantics.md, "Division by
   // multiplication where it is provably the same"): q0 = RN(x * r) lies within 2^-22 |q0| of
@@ -1277,6 +1281,46 @@ HWY_INLINE VF RoundQuotientForOutput(VF q) {
     return RoundFloat16QuotientForSmallIntegers(q);
   } else {
     return RoundOwnPrecisionQuotient<kX, kEncodesNanPayload<Output>>(q);
+  }
+}
+
+// Integer outputs of at most 8 bits, whose clamp bounds (lowest - zp, max - zp: integers within
+// +-255) are exact in float16's 11 and bfloat16's 8 significant bits.
+template <class Output>
+constexpr bool kClampsBeforeRounding = false;
+template <int kBits, bool kSigned>
+constexpr bool kClampsBeforeRounding<IntegerOutput<kBits, kSigned>> = kBits <= 8;
+
+// A finite v rounded half to even to the significand of x's float16 (11 bits) or bfloat16 (8)
+// type, in float32 and without its exponent range, by Veltkamp's splitting: g = v (2^k + 1),
+// then g + (v - g), k = 24 - bits. Three float operations where the bits' rounding takes five
+// integer ones. Equal bit for bit to RoundFloat16QuotientForSmallIntegers for every float32 of
+// magnitude in [2^-14, 2^41], and to bfloat16's rounding on the bits in [2^-100, 2^100] (checked
+// exhaustively, both signs; the callers give it integer-clamped values, and |v| < 2^-14 rounds to
+// code 0 either way). v (2^k + 1) must not be fused into the subtraction: the empty asm keeps g a
+// rounded product whatever the compiler's contraction setting on x86 (elsewhere qdq's ISO C++
+// mode leaves contraction off in GCC, and Clang contracts only within one source expression).
+template <ElementType kX>
+HWY_INLINE VF RoundToSignificandOf(VF v) {
+  constexpr float kSplitter = kX == ElementType::kFloat16 ? 8193.0f : 65537.0f;  // 2^13 + 1, 2^16 + 1
+  VF g = hn::Mul(v, hn::Set(DF(), kSplitter));
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128 && defined(__GNUC__)
+  asm("" : "+v"(g.raw));
+#endif
+  return hn::Add(g, hn::Sub(v, g));
+}
+
+// Codes of a quotient of operands exact in x's float16 or bfloat16 type, rounded to that type as
+// far as Output's codes can tell. Integers of at most 8 bits clamp first (rounding to a precision
+// is monotonic and their bounds are exact in it, so the clamp commutes with it; a NaN clamps to
+// lo, as before) and then round the finite, small value by RoundToSignificandOf: on AMD Zen 4
+// the float16 -> int8 loop is bound by its vector operations, of which this saves two a vector.
+template <class Output, ElementType kX>
+HWY_INLINE VI CodesOfOwnPrecisionQuotient(const Context& c, VF q, VF zp, const typename Output::Bounds& bounds) {
+  if constexpr (kClampsBeforeRounding<Output>) {
+    return Output::CodesOfClamped(RoundToSignificandOf<kX>(Output::Clamped(q, bounds)), bounds);
+  } else {
+    return Output::Codes(c, RoundQuotientForOutput<Output, kX>(q), zp, bounds);
   }
 }
 
@@ -2042,9 +2086,14 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
 #ifdef QDQ_CODE_GATHER
       if constexpr (kByTable) return CodesOfQuotientByTable<kX>(c.code_table, q);
 #endif
-      if constexpr (kRoundQuotient) q = RoundQuotientForOutput<Output, kX>(q);
       if constexpr (kZeroPointCodes != ZeroPointCodes::kFloats) {
+        if constexpr (kRoundQuotient) q = RoundQuotientForOutput<Output, kX>(q);
         return Output::CodesWithZeroPointLanes(c, q, ZeroPointLanes<Output::kSignedCodes, kZeroPointCodes>(zero_point_codes, j));
+      }
+      if constexpr (kRoundQuotient) {
+        if (HWY_LIKELY(zero_points == nullptr)) return CodesOfOwnPrecisionQuotient<Output, kX>(c, q, zp, bounds);
+        const VF element_zp = hn::LoadU(DF(), zero_points + j);
+        return CodesOfOwnPrecisionQuotient<Output, kX>(c, q, element_zp, Output::MakeBounds(element_zp));
       }
       if (HWY_LIKELY(zero_points == nullptr)) return Output::Codes(c, q, zp, bounds);
       const VF element_zp = hn::LoadU(DF(), zero_points + j);
@@ -2054,7 +2103,7 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
 #ifdef QDQ_CODE_GATHER
       if constexpr (kByTable) return CodesOfQuotientByTable<kX>(c.code_table, q);
 #endif
-      if constexpr (kRoundQuotient) q = RoundQuotientForOutput<Output, kX>(q);
+      if constexpr (kRoundQuotient) return CodesOfOwnPrecisionQuotient<Output, kX>(c, q, zp, bounds);
       return Output::Codes(c, q, zp, bounds);
     }
   };
@@ -2239,7 +2288,7 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
     }
 #endif
     if constexpr (kSixteenBitX) {
-      if (own_precision) q = RoundQuotientForOutput<Output, kX>(q);
+      if (own_precision) return CodesOfOwnPrecisionQuotient<Output, kX>(c, q, zp, bounds);
     }
     return Output::Codes(c, q, zp, bounds);
   };

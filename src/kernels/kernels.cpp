@@ -364,6 +364,17 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
 
 bool SideReductionPays() { return HWY_MAX_BYTES < 64; }  // see kernels.h
 
+void RoundToSignificandOfType(ElementType x_type, const float* v, size_t count, float* out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  for (size_t i = 0; i + N <= count; i += N) {
+    const VF value = hn::LoadU(df, v + i);
+    hn::StoreU(x_type == ElementType::kFloat16 ? RoundToSignificandOf<ElementType::kFloat16>(value)
+                                               : RoundToSignificandOf<ElementType::kBfloat16>(value),
+               df, out + i);
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace qdq::kernels
 HWY_AFTER_NAMESPACE();
@@ -416,6 +427,11 @@ bool quantizes_16_bit_x_by_table() {
 
 void force_16_bit_x_by_table(int choice) {
   forced_16_bit_x_by_table.store(choice < 0 ? -1 : choice != 0, std::memory_order_relaxed);
+}
+
+HWY_EXPORT(RoundToSignificandOfType);
+void round_to_significand_of(ElementType x_type, const float* v, size_t count, float* out) {
+  HWY_DYNAMIC_DISPATCH(RoundToSignificandOfType)(x_type, v, count, out);
 }
 
 HWY_EXPORT(HasKernel);

@@ -182,6 +182,11 @@ bool covers_range_mask(const Plan& plan);
 // 2-bit integers, float8 and float4; the other pairs go through a code buffer.
 bool covers_fake_quant(const Plan& quantize);
 
+// Test hook: v[i] rounded half to even to the significand of x_type (float16: 11 bits, bfloat16:
+// 8), in float32, as the quantize loops round clamped quotients for integer codes of at most 8
+// bits (RoundToSignificandOf); count a multiple of the lanes.
+void round_to_significand_of(ElementType x_type, const float* v, size_t count, float* out);
+
 // Highway targets compiled in and supported by this CPU, best first (bit values of HWY_*), and
 // their names.
 std::vector<int64_t> supported_targets();
