@@ -1128,11 +1128,7 @@ struct IntegerOutput {
   // round_half_even(q) + zp, saturated: q clamped to [lowest - zp, max - zp] (integers, so the
   // clamp commutes with the rounding), rounded by adding 1.5 * 2^23 (the sum's last bit is the
   // integer), and the bias takes the magic's bits off and adds zp.
-  static HWY_INLINE VI CodesOf(VF q, const Bounds& b) {
-    const DF df;
-    const DI di;
-    return hn::Sub(hn::BitCast(di, hn::Add(Clamped(q, b), hn::Set(df, kMagic))), b.bias);
-  }
+  static HWY_INLINE VI CodesOf(VF q, const Bounds& b) { return CodesOfClamped(Clamped(q, b), b); }
   static HWY_INLINE VI Codes(const Context&, VF q, VF, const Bounds& b) { return CodesOf(q, b); }
   // CodesOf a q that Clamped(q, b) already gave.
   static HWY_INLINE VI CodesOfClamped(VF clamped, const Bounds& b) {
