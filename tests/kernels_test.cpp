@@ -162,8 +162,16 @@ std::vector<Sweep> sweeps(size_t lanes) {
   for (int64_t block : {16, 32, 64}) all.push_back({{6, 192}, -1, block, false});
   // Short rows in groups of rows (blocked along the axis before them, the last block partial):
   // their operands are written out a piece of 1,024 elements at a time (execute/short_rows.h).
+  // They run as periodic runs (exec::for_each_group_run, kernels' FillPeriodic): rows of 4 and 8
+  // divide every target's lanes (one permute per group), rows of 3 and 5 step their phase from
+  // vector to vector, rows of 20 are longer than a vector and wrap round their ends.
   all.push_back({{690, 3}, 0, 32, false});
   all.push_back({{3, 250, 3}, 1, 3, false});
+  all.push_back({{600, 4}, 0, 32, false});
+  all.push_back({{4, 150, 4}, 1, 32, false});
+  all.push_back({{300, 8}, 0, 5, false});
+  all.push_back({{450, 5}, 0, 7, false});
+  all.push_back({{130, 20}, 0, 7, false});
   // Rows shorter than a vector under one operand each (per-axis on the first axis): blocks of 2 to
   // 15 elements, which the kernels permute into lanes (ShortBlockLanes); rows of 5, 7 and 9 change
   // phase from vector to vector, and 150 rows cross a 1,024-element kernel block inside a row.
@@ -1003,6 +1011,46 @@ TEST(KernelsThreads, LargeTensorsAreSplitAndMatchTheReference) {
     reference.path = ExecutionPath::kReference;
     ASSERT_TRUE(execute(plan.value(), {out, shape, b_out.data()}, reference).ok());
     EXPECT_EQ(a_out, b_out) << name(out) << " with a host parallel-for";
+  }
+}
+
+// Short rows in groups split over tasks: task boundaries (multiples of 64 elements) fall inside
+// rows of 3 and 5 and inside blocks of 32 rows, so that periodic runs start at every phase of
+// their row and group; with a uint8 and a packed int4 zero point, Q and DQ, against the reference.
+TEST(KernelsThreads, ShortRowsInGroupsSplitOverTasksMatchTheReference) {
+  const uint32_t seed = 4242;
+  std::mt19937 g(seed);
+  for (const int64_t row : {int64_t{3}, int64_t{5}}) {
+    const std::vector<int64_t> shape = {70001, row};
+    const std::vector<int64_t> scale_shape = {(shape[0] + 31) / 32, row};
+    const uint64_t n = count_of(shape), scale_count = count_of(scale_shape);
+    auto x = make_storage(E::kFloat32, n, [&](uint64_t) { return interesting_float_code(g, 0.5f); });
+    auto scale = make_storage(E::kFloat32, scale_count, [&](uint64_t) {
+      return std::bit_cast<uint32_t>(0.25f + static_cast<float>(g() % 100) / 50.0f);
+    });
+    for (E out : {E::kUint8, E::kInt4}) {
+      auto zp = make_storage(out, scale_count, [&](uint64_t) { return static_cast<uint32_t>(g()) & ((1u << info(out).bits) - 1u); });
+      auto codes = make_storage(out, n, [&](uint64_t) { return static_cast<uint32_t>(g()) & ((1u << info(out).bits) - 1u); });
+      const TensorView sv{E::kFloat32, scale_shape, scale.data()};
+      const TensorView zv{out, scale_shape, zp.data()};
+      QuantizeLinearAttributes q;
+      q.axis = 0;
+      q.block_size = 32;
+      const Result<Plan> quantize = plan_quantize_linear({E::kFloat32, shape, x.data()}, sv, &zv, q);
+      DequantizeLinearAttributes dq;
+      dq.axis = 0;
+      dq.block_size = 32;
+      const Result<Plan> dequantize = plan_dequantize_linear({out, shape, codes.data()}, sv, &zv, dq);
+      ASSERT_TRUE(quantize.ok() && dequantize.ok());
+      for (int threads : {2, 3}) {
+        set_num_threads(threads);
+        const std::string text = "rows of " + std::to_string(row) + ", threads " + std::to_string(threads) +
+                                 " (seed " + std::to_string(seed) + ")";
+        EXPECT_TRUE(same_as_reference(quantize.value(), {shape, 0, 32, false}, text));
+        EXPECT_TRUE(same_as_reference(dequantize.value(), {shape, 0, 32, false}, text));
+      }
+      set_num_threads(0);
+    }
   }
 }
 

@@ -174,6 +174,40 @@ Layout BroadcastLayout(const std::vector<int64_t>& shape, const std::vector<int6
   return layout;
 }
 
+// A random x of short rows (1 to 9 elements, 2 to 4 dimensions, at least two pieces) whose
+// operands are blocked along a dimension before the rows (partial last blocks among them) or
+// broadcast over the one just before them, DirectML-style.
+Layout RandomShortRowsLayout(std::mt19937_64& rng, std::vector<int64_t>* shape_out, uint64_t* count_out) {
+  std::vector<int64_t> shape(2 + rng() % 3);
+  shape.back() = 1 + static_cast<int64_t>(rng() % 9);
+  uint64_t count = static_cast<uint64_t>(shape.back());
+  for (size_t d = 0; d + 1 < shape.size(); ++d) {
+    shape[d] = 1 + static_cast<int64_t>(rng() % 40);
+    count *= static_cast<uint64_t>(shape[d]);
+  }
+  if (count < 2 * exec::kPieceElements) shape[0] *= static_cast<int64_t>(2 * exec::kPieceElements / count + 1);
+  count = 1;
+  for (int64_t d : shape) count *= static_cast<uint64_t>(d);
+  const int before_rows = static_cast<int>(shape.size()) - 2;
+  Layout layout;
+  if (rng() % 2 == 0) {
+    const int axis = static_cast<int>(rng() % static_cast<uint64_t>(before_rows + 1));
+    const int64_t block = 1 + static_cast<int64_t>(rng() % 12);
+    const int64_t axis_dim = shape[static_cast<size_t>(axis)];
+    layout = plan::blocked_layout(shape, axis, (axis_dim + block - 1) / block, block);
+  } else {
+    std::vector<int64_t> operand_shape = shape;
+    operand_shape[static_cast<size_t>(before_rows)] = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (static_cast<int>(d) != before_rows && rng() % 3 == 0) operand_shape[d] = 1;
+    }
+    layout = BroadcastLayout(shape, operand_shape);
+  }
+  *shape_out = shape;
+  *count_out = count;
+  return layout;
+}
+
 // PieceOperands writes, for every element of a piece, the operands of that element: short rows
 // blocked along the axis before them (partial last blocks among them) and broadcast over it, of
 // random shapes and pieces, with a float32 scale and a packed uint4 or an int16 zero point whose
@@ -184,31 +218,9 @@ TEST(PieceOperands, EveryElementGetsItsOwnOperands) {
   int grouped = 0;
   for (int trial = 0; trial < 400; ++trial) {
     SCOPED_TRACE("seed " + std::to_string(seed) + ", trial " + std::to_string(trial));
-    std::vector<int64_t> shape(2 + rng() % 3);
-    shape.back() = 1 + static_cast<int64_t>(rng() % 9);
-    uint64_t count = static_cast<uint64_t>(shape.back());
-    for (size_t d = 0; d + 1 < shape.size(); ++d) {
-      shape[d] = 1 + static_cast<int64_t>(rng() % 40);
-      count *= static_cast<uint64_t>(shape[d]);
-    }
-    if (count < 2 * exec::kPieceElements) shape[0] *= static_cast<int64_t>(2 * exec::kPieceElements / count + 1);
-    count = 1;
-    for (int64_t d : shape) count *= static_cast<uint64_t>(d);
-    const int before_rows = static_cast<int>(shape.size()) - 2;
-    Layout layout;
-    if (rng() % 2 == 0) {
-      const int axis = static_cast<int>(rng() % static_cast<uint64_t>(before_rows + 1));
-      const int64_t block = 1 + static_cast<int64_t>(rng() % 12);
-      const int64_t axis_dim = shape[static_cast<size_t>(axis)];
-      layout = plan::blocked_layout(shape, axis, (axis_dim + block - 1) / block, block);
-    } else {
-      std::vector<int64_t> operand_shape = shape;
-      operand_shape[static_cast<size_t>(before_rows)] = 1;
-      for (size_t d = 0; d < shape.size(); ++d) {
-        if (static_cast<int>(d) != before_rows && rng() % 3 == 0) operand_shape[d] = 1;
-      }
-      layout = BroadcastLayout(shape, operand_shape);
-    }
+    std::vector<int64_t> shape;
+    uint64_t count = 0;
+    const Layout layout = RandomShortRowsLayout(rng, &shape, &count);
     uint64_t operand_count = 1;
     for (uint64_t i = 0; i < count; ++i) {
       int64_t scale = 0, zero_point = 0;
@@ -261,6 +273,63 @@ TEST(PieceOperands, EveryElementGetsItsOwnOperands) {
         }
       });
       if (HasFatalFailure()) return;
+    }
+  }
+  EXPECT_GT(grouped, 100);
+}
+
+
+// for_each_group_run's periodic runs (the kernels' path for short rows in groups) give every
+// element of a range the operand offsets OperandOffsets computes from the layout, over random
+// shapes and ranges starting and ending anywhere (inside rows and groups, as tasks do).
+TEST(GroupRuns, EveryElementGetsItsOwnOperands) {
+  const uint64_t seed = 20261204;
+  std::mt19937_64 rng(seed);
+  int grouped = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", trial " + std::to_string(trial));
+    std::vector<int64_t> shape;
+    uint64_t count = 0;
+    const Layout layout = RandomShortRowsLayout(rng, &shape, &count);
+    Plan plan;
+    plan.element_count = count;
+    plan.shape = shape;
+    plan.layout = layout;
+    exec::RowGroups groups;
+    const Layout canonical = exec::canonical_layout(layout);
+    if (!exec::group_short_rows(plan, canonical, &groups)) continue;
+    ++grouped;
+    std::string described = "canonical dims / scale strides / zero-point strides:";
+    for (int d = 0; d < canonical.rank; ++d) {
+      described += " " + std::to_string(canonical.dims[d]) + "/" + std::to_string(canonical.scale_strides[d]) + "/" +
+                   std::to_string(canonical.zero_point_strides[d]);
+    }
+    SCOPED_TRACE(described + ", block axis " + std::to_string(canonical.block_axis) + " of " +
+                 std::to_string(canonical.block_size));
+    for (int r = 0; r < 8; ++r) {
+      uint64_t first = rng() % count, last = 1 + rng() % count;
+      if (first >= last) std::swap(first, last), ++last;
+      uint64_t next = first;
+      exec::for_each_group_run(canonical, static_cast<uint64_t>(groups.rows_per_block), first, last,
+                               [&](const exec::Run& run) {
+        ASSERT_EQ(run.x_index, next);
+        ASSERT_GT(run.count, 0u);
+        ASSERT_NE(run.period, 0u);
+        for (uint64_t k = 0; k < run.count; ++k) {
+          const uint64_t i = run.x_index + k;
+          int64_t scale = 0, zero_point = 0;
+          OperandOffsets(layout, i, &scale, &zero_point);
+          ASSERT_EQ(run.scale_index + run.scale_offset(k), static_cast<uint64_t>(scale))
+              << "element " << i << " of [" << first << ", " << last << ")";
+          ASSERT_EQ(run.zero_point_index + run.zero_point_offset(k), static_cast<uint64_t>(zero_point))
+              << "element " << i << " of [" << first << ", " << last << ")";
+          if (!run.scale_varies) ASSERT_EQ(run.scale_offset(k), 0u);
+          if (!run.zero_point_varies) ASSERT_EQ(run.zero_point_offset(k), 0u);
+        }
+        next += run.count;
+      });
+      if (HasFatalFailure()) return;
+      EXPECT_EQ(next, last);
     }
   }
   EXPECT_GT(grouped, 100);

@@ -129,7 +129,7 @@ Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOption
     MutableTensorView y;
     bool gathered = false;  // a strided x or y (DirectML descriptions)
     exec::StridedWalk walk;
-    const exec::RowGroups* groups = nullptr;  // short rows whose operands each range writes out
+    const exec::RowGroups* groups = nullptr;  // short rows in groups: periodic runs, one a group
   } job{&plan, exec::canonical_layout(plan.layout), y, false, {}};
   exec::TiledOperands tiled;
   exec::RowGroups groups;
@@ -149,7 +149,10 @@ Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOption
         if (j.gathered) {
           exec::execute_gathered_range(*j.plan, j.walk, begin, end, j.y.data);
         } else if (j.groups != nullptr) {
-          exec::execute_range_in_pieces(*j.plan, *j.groups, begin, end, j.y);
+          kernels::RangeBuffers periodic;
+          periodic.row_groups = true;
+          periodic.rows_per_block = static_cast<uint64_t>(j.groups->rows_per_block);
+          kernels::execute_range(*j.plan, j.canonical, begin, end, j.y, periodic);
         } else {
           kernels::execute_range(*j.plan, j.canonical, begin, end, j.y);
         }

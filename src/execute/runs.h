@@ -9,6 +9,13 @@
 
 namespace qdq::exec {
 
+// How an operand of a periodic run (Run::period) steps: by group_stride from one group of rows to
+// the next, and by one along a row where along_row (else constant over the row).
+struct PeriodicOperand {
+  int64_t group_stride = 0;
+  bool along_row = false;
+};
+
 struct Run {
   uint64_t x_index = 0;      // first element of x (and y)
   uint64_t count = 0;        // elements in the run
@@ -20,14 +27,34 @@ struct Run {
   // (and the zero point likewise); 0 when not blocked there.
   uint64_t block = 0;
   uint64_t block_phase = 0;
+  // Short rows in groups (for_each_group_run): period != 0, the row's length. Element i lies in
+  // group of rows (group_phase + i) / group (group: elements per group, a whole number of rows)
+  // and in column (period_phase + i) % period of its row; an operand that varies takes element
+  // group * its group stride + (column where it varies along the row, else 0) from its index.
+  // Never with `block`.
+  uint64_t period = 0;
+  uint64_t period_phase = 0;
+  uint64_t group = 0;
+  uint64_t group_phase = 0;
+  PeriodicOperand scale_periodic, zero_point_periodic;
 
+  uint64_t periodic_offset(const PeriodicOperand& operand, uint64_t i) const {
+    return (group_phase + i) / group * static_cast<uint64_t>(operand.group_stride) +
+           (operand.along_row ? (period_phase + i) % period : 0);
+  }
   uint64_t scale_offset(uint64_t i) const {
+    if (period != 0) return periodic_offset(scale_periodic, i);
     return block ? (block_phase + i) / block : (scale_varies ? i : 0);
   }
   uint64_t zero_point_offset(uint64_t i) const {
+    if (period != 0) return periodic_offset(zero_point_periodic, i);
     return block ? (block_phase + i) / block : (zero_point_varies ? i : 0);
   }
 };
+
+// The longest row whose operands a periodic run repeats (Run::period): the kernels hold a period's
+// values in a buffer of this many elements and a vector.
+inline constexpr uint64_t kLongestOperandPeriod = 255;
 
 // The longest innermost stretch of one operand value that canonical_layout makes a block.
 inline constexpr int64_t kLongestInnerBlock = 256;
@@ -185,6 +212,56 @@ void for_each_run(const Layout& layout, uint64_t begin, uint64_t end, Visit&& vi
       if (!wraps) break;
     }
   }
+}
+
+// Calls visit(run) for the runs covering elements [begin, end) of a canonical layout whose rows
+// are short and grouped (exec::group_short_rows): the last dimension a row of at most
+// kLongestOperandPeriod elements whose operands step by 0 or 1, the one before it holding groups
+// of rows_per_block rows (0: all its rows) that share their operands. A run spans that dimension
+// (its rows and groups, a plane of x, clipped to [begin, end)), its operands periodic
+// (Run::period). Runs a group long, each with the kernels' set-up, took longer than when each
+// group's operands were written out per element (64K DQ uint8 -> float32 over rows of 4 in blocks
+// of 32 along the first axis); a plane is one run.
+template <class Visit>
+void for_each_group_run(const Layout& canonical, uint64_t rows_per_block, uint64_t begin, uint64_t end,
+                        Visit&& visit) {
+  const int last = canonical.rank - 1, axis = last - 1;
+  const uint64_t inner = static_cast<uint64_t>(canonical.dims[last]);
+  const uint64_t extent = static_cast<uint64_t>(canonical.dims[axis]);
+  const uint64_t rows_per_group = rows_per_block != 0 ? rows_per_block : extent;
+  const uint64_t group = rows_per_group * inner, plane = extent * inner;
+  const PeriodicOperand scale{rows_per_block != 0 ? canonical.scale_strides[axis] : 0, canonical.scale_strides[last] != 0};
+  const PeriodicOperand zero_point{rows_per_block != 0 ? canonical.zero_point_strides[axis] : 0,
+                                   canonical.zero_point_strides[last] != 0};
+  // The planes: [outer..., plane] with the operands' strides (and a block along an outer dimension)
+  // before it and none along it, so that a run's indices are its plane's first operands.
+  Layout planes = canonical;
+  planes.rank = last;
+  planes.dims[axis] = static_cast<int64_t>(plane);
+  planes.scale_strides[axis] = planes.zero_point_strides[axis] = 0;
+  if (canonical.block_axis >= axis) {  // blocked along the groups' dimension: the groups are its blocks
+    planes.block_axis = -1;
+    planes.block_size = 1;
+  }
+  for_each_run(planes, begin, end, [&](const Run& stretch) {
+    Run run;
+    run.x_index = stretch.x_index;
+    run.count = stretch.count;
+    // Only a range's first run starts inside its plane.
+    const uint64_t in_plane = run.x_index == begin ? run.x_index % plane : 0;
+    const uint64_t first_group = in_plane / group;
+    run.scale_index = stretch.scale_index + first_group * static_cast<uint64_t>(scale.group_stride);
+    run.zero_point_index = stretch.zero_point_index + first_group * static_cast<uint64_t>(zero_point.group_stride);
+    run.period = inner;
+    run.period_phase = in_plane % inner;
+    run.group = group;
+    run.group_phase = in_plane - first_group * group;
+    run.scale_periodic = scale;
+    run.zero_point_periodic = zero_point;
+    run.scale_varies = scale.along_row || scale.group_stride != 0;
+    run.zero_point_varies = zero_point.along_row || zero_point.group_stride != 0;
+    visit(run);
+  });
 }
 
 }  // namespace qdq::exec

@@ -5,8 +5,9 @@
 // - operands that repeat from row to row (per-axis on a late axis, rows of a few blocks): one tile
 //   serves the whole tensor (tile_short_rows);
 // - operands that repeat only within a group of rows (blocked along the axis before the rows,
-//   DirectML's [M, 1, C] broadcasts): each range writes them out a piece of x at a time
-//   (group_short_rows, PieceOperands).
+//   DirectML's [M, 1, C] broadcasts; group_short_rows): execute() runs them as periodic runs
+//   (exec::for_each_group_run), whose operands the kernels make in registers from each group's
+//   row; the fused fake-quant writes them out a piece of x at a time (PieceOperands).
 #pragma once
 
 #include <algorithm>
@@ -43,8 +44,9 @@ struct RowGroups {
   int64_t rows_per_block = 0;  // 0: a group is every row along that dimension
 };
 
-// Whether `canonical`'s rows are short and grouped so; if so `groups` describes them. Tried after
-// tile_short_rows (which needs no per-piece work).
+// Whether `canonical`'s rows are short and grouped so, their operands stepping by one or not at
+// all along a row; if so `groups` describes them. Tried after tile_short_rows (which needs no
+// per-group work).
 bool group_short_rows(const Plan& plan, const Layout& canonical, RowGroups* groups);
 
 // One range's copy of a plan whose operands are written out per element, one piece at a time.

@@ -907,11 +907,121 @@ void FillBlocked(const ElementTypeInfo& type, const void* data, SubByteLayout la
   for (size_t z = k; z < kPadded && z < k + 16; ++z) out[z] = 0;
 }
 
+// The operand values of elements [offset, offset + k) of a periodic run (short rows in groups,
+// exec::for_each_group_run), then zeros for a vector past k. In each group of rows the operand
+// repeats its row's values (at most exec::kLongestOperandPeriod, from tensor element first_index
+// + group * the group stride) with the row's length as period, or one value where it is constant
+// along the row. Each output vector is made in registers from the row's values: for rows no
+// longer than a vector, one lane permute of them (lane l takes value (p + l) % period for the
+// vector's phase p, which steps by the lanes modulo the period; no step where the period divides
+// the lanes, as rows of 1, 2, 4, 8 do); for longer rows, a load at the phase, or from the row
+// repeated once where the vector wraps round it. A vector that crosses into the next group is
+// stored over by that group's first. The row's values are loaded where they lie (float32 scales,
+// 32-bit words) or converted once for all the chunk's groups: a vector load of values just stored
+// one by one waits for the stores (store forwarding fails), which took two thirds of 64K DQ uint8
+// -> float32 over rows of 4 in blocks of 32 rows when the period's values were copied per group.
+// Written out per element in the execute layer instead, a group at a time, these operands took 72%
+// of it.
+template <typename W>
+void FillPeriodic(const ElementTypeInfo& type, const void* data, SubByteLayout layout, uint64_t first_index,
+                  const exec::Run& run, const exec::PeriodicOperand& operand, uint64_t offset, size_t k,
+                  W* HWY_RESTRICT out) {
+  const hn::ScalableTag<W> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const size_t lanes = hn::Lanes(d);
+  constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(W);
+  constexpr size_t kPeriod = exec::kLongestOperandPeriod;
+  const size_t period = operand.along_row ? static_cast<size_t>(run.period) : 1;
+  const size_t step = lanes % period;
+  const uint64_t stride = static_cast<uint64_t>(operand.group_stride);
+  const uint64_t place = run.group_phase + offset;
+  const uint64_t first_group = place / run.group;
+  const uint64_t last_group = (place + k - 1) / run.group;
+  // The chunk's operand values are [first_index + first_group * stride, + span) of the tensor.
+  const uint64_t span = (last_group - first_group) * stride + period;
+  const W* values = DirectValues<W>(type, data, first_index + first_group * stride);
+  // Converted together where the groups' rows lie close (stride at most a row: span <= k + 2
+  // periods, as a group is at least a row), else a row at a time; zero-padded by LoadContiguous.
+  HWY_ALIGN W converted[kBlock + 2 * kPeriod + kMaxLanes + 16];
+  const bool converted_together = values == nullptr && stride <= period;
+  if (converted_together) {
+    LoadContiguous(type, data, first_index + first_group * stride, static_cast<size_t>(span), converted, layout);
+    values = converted;
+  }
+  // Lane indices (phase + l) % period, the remainder by a multiply-shift as in ShortBlockLanes.
+  const auto reciprocal = hn::Set(di, static_cast<int32_t>(((uint32_t{1} << 16) + period - 1) / period));
+  const auto period_lanes = hn::Set(di, static_cast<int32_t>(period));
+  const auto indices_at = [&](size_t phase) HWY_ATTR {
+    const auto lane = hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(phase)));
+    const auto quotient = hn::ShiftRight<16>(hn::Mul(lane, reciprocal));
+    return hn::IndicesFromVec(d, hn::Sub(lane, hn::Mul(quotient, period_lanes)));
+  };
+  HWY_ALIGN W row_copy[kPeriod + kMaxLanes + 16];
+  size_t in_group = static_cast<size_t>(place - first_group * run.group);
+  size_t phase = operand.along_row ? static_cast<size_t>((run.period_phase + offset) % run.period) : 0;
+  for (size_t j = 0, g = 0; j < k; ++g, in_group = 0, phase = 0) {
+    const W* row;
+    uint64_t readable;  // values readable from `row` on
+    if (values != nullptr) {
+      row = values + g * stride;
+      readable = converted_together ? kMaxLanes + period : span - g * stride;
+    } else {
+      LoadContiguous(type, data, first_index + (first_group + g) * stride, period, row_copy, layout);
+      row = row_copy;
+      readable = kMaxLanes + period;
+    }
+    const size_t end = std::min<size_t>(k, j + static_cast<size_t>(run.group) - in_group);
+    if (period == 1) {
+      W value;
+      std::memcpy(&value, row, sizeof(W));  // the caller's tensor may sit off W's alignment
+      const auto v = hn::Set(d, value);
+      for (; j < end; j += lanes) hn::StoreU(v, d, out + j);
+    } else if (period <= lanes) {
+      if (readable < lanes) {  // the row ends the chunk's values: copied so that no load passes them
+        std::memcpy(row_copy, row, period * sizeof(W));
+        row = row_copy;
+      }
+      const auto window = hn::LoadU(d, row);
+      if (step == 0) {
+        const auto v = hn::TableLookupLanes(window, indices_at(phase));
+        for (; j < end; j += lanes) hn::StoreU(v, d, out + j);
+      } else {
+        for (size_t p = phase; j < end; j += lanes) {
+          hn::StoreU(hn::TableLookupLanes(window, indices_at(p)), d, out + j);
+          p += step;
+          if (p >= period) p -= period;
+        }
+      }
+    } else {
+      // Rows longer than a vector: loads inside the row, and the row repeated once for the
+      // vectors that wrap round its end (made on the group's first such vector).
+      bool repeated = false;
+      for (size_t p = phase; j < end; j += lanes) {
+        if (p + lanes <= period) {
+          hn::StoreU(hn::LoadU(d, row + p), d, out + j);
+        } else {
+          if (!repeated) {
+            if (row != row_copy) std::memcpy(row_copy, row, period * sizeof(W));
+            std::memcpy(row_copy + period, row_copy, lanes * sizeof(W));
+            row = row_copy;
+            repeated = true;
+          }
+          hn::StoreU(hn::LoadU(d, row_copy + p), d, out + j);
+        }
+        p += step;
+        if (p >= period) p -= period;
+      }
+    }
+    j = end;
+  }
+  for (size_t z = k; z < kPadded && z < k + 16; ++z) out[z] = 0;
+}
+
 // The values of one operand (scale or zero point, starting at tensor element `first_index` for
 // the run's first element) for elements [offset, offset + k) of the run.
 template <typename W>
 void LoadOperand(const ElementTypeInfo& type, const TensorView& view, uint64_t first_index, bool varies,
-                 const exec::Run& run, uint64_t offset, size_t k, bool per_block, OperandValues<W>* o,
+                 const exec::PeriodicOperand& periodic, const exec::Run& run, uint64_t offset, size_t k, bool per_block, OperandValues<W>* o,
                  ConvertedOperand* converted = nullptr, uint64_t max_converted = 0) {
   const void* data = view.data;
   o->values = nullptr;
@@ -922,6 +1032,9 @@ void LoadOperand(const ElementTypeInfo& type, const TensorView& view, uint64_t f
     LoadContiguous(type, data, first_index + first, static_cast<size_t>(last - first + 1), o->block, view.layout);
   } else if (run.block != 0) {
     FillBlocked(type, data, view.layout, first_index, run, offset, k, o->buffer);
+    o->values = o->buffer;
+  } else if (varies && run.period != 0) {
+    FillPeriodic(type, data, view.layout, first_index, run, periodic, offset, k, o->buffer);
     o->values = o->buffer;
   } else if (varies) {
     o->values = DirectValues<W>(type, data, first_index + offset);
@@ -965,7 +1078,7 @@ struct Operands {
 // codes one per byte or packed from a whole byte (the run's first zero point the first code of a
 // byte).
 inline bool ZeroPointCodesInLoop(const Context& c, const exec::Run& run) {
-  if (c.zero_point == nullptr || !run.zero_point_varies || run.block != 0) return false;
+  if (c.zero_point == nullptr || !run.zero_point_varies || run.block != 0 || run.period != 0) return false;
   const ElementTypeInfo& z = *c.zero_point;
   if (!z.is_integer() && z.type != ElementType::kFloat4E2M1) return false;
   if (z.bits == 8 || z.bits == 16) return true;

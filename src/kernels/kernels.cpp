@@ -48,9 +48,9 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
       (run.scale_varies ? 1u : 0u) + (c.zero_point != nullptr && run.zero_point_varies && !codes_in_loop ? 1u : 0u);
   const uint64_t max_converted = kRowOperandBytes / (sizeof(float) * std::max<uint64_t>(per_element_operands, 1));
   if (wide_scale) {
-    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, false, &o->wide_scale);
+    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run.scale_periodic, run, offset, k, false, &o->wide_scale);
   } else {
-    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run, offset, k, block_values, &o->scale,
+    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run.scale_periodic, run, offset, k, block_values, &o->scale,
                 c.converted_scale, max_converted);
   }
   o->zero_point_codes = nullptr;
@@ -66,10 +66,10 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
     const uint64_t byte = packed ? first / (8 / bits) : first * ((bits + 7) / 8);
     o->zero_point_codes = static_cast<const uint8_t*>(plan.zero_point.data) + byte;
   } else if (wide_zero_point) {
-    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k,
+    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run.zero_point_periodic, run, offset, k,
                 o->per_block, &o->wide_zero_point);
   } else {
-    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run, offset, k,
+    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run.zero_point_periodic, run, offset, k,
                 block_values, &o->zero_point, c.converted_zero_point, max_converted);
   }
 }
@@ -344,7 +344,14 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
   ConvertedOperand converted_scale, converted_zero_point;
   c.converted_scale = &converted_scale;
   c.converted_zero_point = &converted_zero_point;
-  const auto run_all = [&] { exec::for_each_run(canonical, begin, end, [&](const exec::Run& run) { run_function(c, run, y); }); };
+  const auto run_all = [&] {
+    const auto visit = [&](const exec::Run& run) { run_function(c, run, y); };
+    if (buffers.row_groups) {
+      exec::for_each_group_run(canonical, buffers.rows_per_block, begin, end, visit);
+    } else {
+      exec::for_each_run(canonical, begin, end, visit);
+    }
+  };
   if (const SideReduction* side = buffers.side_reduction; side != nullptr) {
     switch (side->x_type) {
       case ElementType::kFloat16: RunWithSideStream<ElementType::kFloat16>(*side, &c, run_all); break;
