@@ -129,7 +129,7 @@ Status execute(const Plan& plan, const MutableTensorView& y, const ExecuteOption
     MutableTensorView y;
     bool gathered = false;  // a strided x or y (DirectML descriptions)
     exec::StridedWalk walk;
-    const exec::RowGroups* groups = nullptr;  // short rows in groups: periodic runs, one a group
+    const exec::RowGroups* groups = nullptr;  // short rows in groups: periodic runs, one a plane
   } job{&plan, exec::canonical_layout(plan.layout), y, false, {}};
   exec::TiledOperands tiled;
   exec::RowGroups groups;

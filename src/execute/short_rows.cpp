@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "execute/runs.h"
-#include "kernels/kernels.h"
 #include "types/codec.h"
 
 namespace qdq::exec {
@@ -200,14 +199,6 @@ const Plan& PieceOperands::fill(uint64_t first, uint64_t last) {
     i = segment_end;
   }
   return plan_;
-}
-
-void execute_range_in_pieces(const Plan& plan, const RowGroups& groups, uint64_t begin, uint64_t end,
-                             const MutableTensorView& y) {
-  PieceOperands operands(plan, groups);
-  for_each_piece(begin, end, [&](uint64_t first, uint64_t last) {
-    kernels::execute_range(operands.fill(first, last), groups.pieces, first, last, y);
-  });
 }
 
 }  // namespace qdq::exec

@@ -77,8 +77,4 @@ void for_each_piece(uint64_t begin, uint64_t end, Visit&& visit) {
   }
 }
 
-// Elements [begin, end) of the plan into y, one piece at a time over operands written out for it.
-void execute_range_in_pieces(const Plan& plan, const RowGroups& groups, uint64_t begin, uint64_t end,
-                             const MutableTensorView& y);
-
 }  // namespace qdq::exec

@@ -1021,8 +1021,8 @@ void FillPeriodic(const ElementTypeInfo& type, const void* data, SubByteLayout l
 // the run's first element) for elements [offset, offset + k) of the run.
 template <typename W>
 void LoadOperand(const ElementTypeInfo& type, const TensorView& view, uint64_t first_index, bool varies,
-                 const exec::PeriodicOperand& periodic, const exec::Run& run, uint64_t offset, size_t k, bool per_block, OperandValues<W>* o,
-                 ConvertedOperand* converted = nullptr, uint64_t max_converted = 0) {
+                 const exec::PeriodicOperand& periodic, const exec::Run& run, uint64_t offset, size_t k, bool per_block,
+                 OperandValues<W>* o, ConvertedOperand* converted = nullptr, uint64_t max_converted = 0) {
   const void* data = view.data;
   o->values = nullptr;
   if (per_block) {

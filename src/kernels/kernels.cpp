@@ -48,10 +48,11 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
       (run.scale_varies ? 1u : 0u) + (c.zero_point != nullptr && run.zero_point_varies && !codes_in_loop ? 1u : 0u);
   const uint64_t max_converted = kRowOperandBytes / (sizeof(float) * std::max<uint64_t>(per_element_operands, 1));
   if (wide_scale) {
-    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run.scale_periodic, run, offset, k, false, &o->wide_scale);
+    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run.scale_periodic, run, offset, k, false,
+                &o->wide_scale);
   } else {
-    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run.scale_periodic, run, offset, k, block_values, &o->scale,
-                c.converted_scale, max_converted);
+    LoadOperand(*c.scale, plan.scale, run.scale_index, run.scale_varies, run.scale_periodic, run, offset, k,
+                block_values, &o->scale, c.converted_scale, max_converted);
   }
   o->zero_point_codes = nullptr;
   if (c.zero_point == nullptr) {
@@ -66,11 +67,11 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
     const uint64_t byte = packed ? first / (8 / bits) : first * ((bits + 7) / 8);
     o->zero_point_codes = static_cast<const uint8_t*>(plan.zero_point.data) + byte;
   } else if (wide_zero_point) {
-    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run.zero_point_periodic, run, offset, k,
-                o->per_block, &o->wide_zero_point);
+    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run.zero_point_periodic,
+                run, offset, k, o->per_block, &o->wide_zero_point);
   } else {
-    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run.zero_point_periodic, run, offset, k,
-                block_values, &o->zero_point, c.converted_zero_point, max_converted);
+    LoadOperand(*c.zero_point, plan.zero_point, run.zero_point_index, run.zero_point_varies, run.zero_point_periodic,
+                run, offset, k, block_values, &o->zero_point, c.converted_zero_point, max_converted);
   }
 }
 

@@ -57,8 +57,8 @@ struct RangeBuffers {
   const void* prefetch = nullptr;
   uint64_t prefetch_bytes = 0;
   // Short rows in groups (exec::group_short_rows found them in `canonical`, with rows_per_block):
-  // the runs are exec::for_each_group_run's, one a group, whose operands repeat with the row's
-  // length as period. false: for_each_run's.
+  // the runs are exec::for_each_group_run's, one a plane of x, whose operands repeat with the
+  // row's length as period within each group of rows. false: for_each_run's.
   bool row_groups = false;
   uint64_t rows_per_block = 0;
 };
