@@ -49,8 +49,10 @@ const std::vector<Granularity> kLarge = {
     {"per-axis last", {2, 9001}, {9001}, 1, 0},
     {"per-axis first", {3, 9001}, {3}, 0, 0},
     {"blocked last (32 of 9001)", {2, 9001}, {2, 282}, 1, 32},
-    // Short rows whose operands repeat over a block of rows: a piece of 1,024 elements at a time.
+    // Short rows whose operands repeat over a block of rows: periodic runs, one a plane (the
+    // second's planes are the 17 outer indices, its last block of each 2 rows short).
     {"blocked first over rows of 3 (32 of 2731)", {2731, 3}, {86, 3}, 0, 32},
+    {"blocked middle over rows of 5 (4 of 30)", {17, 30, 5}, {17, 8, 5}, 1, 4},
 };
 
 uint64_t count_of(const std::vector<int64_t>& shape) {

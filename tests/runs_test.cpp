@@ -3,8 +3,8 @@
 // every range [begin, end) of small tensors and random ranges of larger ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <vector>
 
@@ -12,7 +12,6 @@
 #include "execute/short_rows.h"
 #include "plan/checks.h"
 #include "qdq/qdq.hpp"
-#include "types/codec.h"
 
 namespace qdq {
 namespace {
@@ -174,7 +173,7 @@ Layout BroadcastLayout(const std::vector<int64_t>& shape, const std::vector<int6
   return layout;
 }
 
-// A random x of short rows (1 to 9 elements, 2 to 4 dimensions, at least two pieces) whose
+// A random x of short rows (1 to 9 elements, 2 to 4 dimensions, enough elements to be grouped) whose
 // operands are blocked along a dimension before the rows (partial last blocks among them) or
 // broadcast over the one just before them, DirectML-style.
 Layout RandomShortRowsLayout(std::mt19937_64& rng, std::vector<int64_t>* shape_out, uint64_t* count_out) {
@@ -185,7 +184,7 @@ Layout RandomShortRowsLayout(std::mt19937_64& rng, std::vector<int64_t>* shape_o
     shape[d] = 1 + static_cast<int64_t>(rng() % 40);
     count *= static_cast<uint64_t>(shape[d]);
   }
-  if (count < 2 * exec::kPieceElements) shape[0] *= static_cast<int64_t>(2 * exec::kPieceElements / count + 1);
+  if (count < exec::kFewestGroupedElements) shape[0] *= static_cast<int64_t>(exec::kFewestGroupedElements / count + 1);
   count = 1;
   for (int64_t d : shape) count *= static_cast<uint64_t>(d);
   const int before_rows = static_cast<int>(shape.size()) - 2;
@@ -207,77 +206,6 @@ Layout RandomShortRowsLayout(std::mt19937_64& rng, std::vector<int64_t>* shape_o
   *count_out = count;
   return layout;
 }
-
-// PieceOperands writes, for every element of a piece, the operands of that element: short rows
-// blocked along the axis before them (partial last blocks among them) and broadcast over it, of
-// random shapes and pieces, with a float32 scale and a packed uint4 or an int16 zero point whose
-// values are their own indices; the plan it returns reads them through its layout.
-TEST(PieceOperands, EveryElementGetsItsOwnOperands) {
-  const uint64_t seed = 20261203;
-  std::mt19937_64 rng(seed);
-  int grouped = 0;
-  for (int trial = 0; trial < 400; ++trial) {
-    SCOPED_TRACE("seed " + std::to_string(seed) + ", trial " + std::to_string(trial));
-    std::vector<int64_t> shape;
-    uint64_t count = 0;
-    const Layout layout = RandomShortRowsLayout(rng, &shape, &count);
-    uint64_t operand_count = 1;
-    for (uint64_t i = 0; i < count; ++i) {
-      int64_t scale = 0, zero_point = 0;
-      OperandOffsets(layout, i, &scale, &zero_point);
-      operand_count = std::max(operand_count, static_cast<uint64_t>(std::max(scale, zero_point)) + 1);
-    }
-    std::vector<float> scales(operand_count);
-    for (uint64_t k = 0; k < operand_count; ++k) scales[k] = static_cast<float>(k);
-    const bool packed = rng() % 2 == 0;
-    const ElementType zero_point_type = packed ? ElementType::kUint4 : ElementType::kInt16;
-    const ElementTypeInfo& zero_point_info = info(zero_point_type);
-    std::vector<unsigned char> zero_points(storage_bytes(zero_point_type, operand_count));
-    for (uint64_t k = 0; k < operand_count; ++k) {
-      codec::store_code(zero_points.data(), zero_point_info, k, static_cast<uint32_t>(k % (packed ? 16 : 65536)));
-    }
-    Plan plan;
-    plan.element_count = count;
-    plan.shape = shape;
-    plan.layout = layout;
-    plan.scale = {ElementType::kFloat32, {}, scales.data()};
-    plan.zero_point = {zero_point_type, {}, zero_points.data()};
-    plan.has_zero_point = true;
-    exec::RowGroups groups;
-    const Layout canonical = exec::canonical_layout(layout);
-    if (!exec::group_short_rows(plan, canonical, &groups)) continue;
-    ++grouped;
-    exec::PieceOperands operands(plan, groups);
-    for (int r = 0; r < 12; ++r) {
-      const uint64_t piece = rng() % ((count + exec::kPieceElements - 1) / exec::kPieceElements);
-      const uint64_t start = piece * exec::kPieceElements;
-      const uint64_t length = std::min(exec::kPieceElements, count - start);
-      uint64_t first = start + rng() % length, last = start + 1 + rng() % length;
-      if (first >= last) std::swap(first, last), ++last;
-      const Plan& written = operands.fill(first, last);
-      ASSERT_EQ(written.zero_point.layout, packed ? SubByteLayout::kOneCodePerByte : SubByteLayout::kPacked);
-      exec::for_each_run(written.layout, first, last, [&](const exec::Run& run) {
-        for (uint64_t k = 0; k < run.count; ++k) {
-          const uint64_t i = run.x_index + k;
-          int64_t scale = 0, zero_point = 0;
-          OperandOffsets(layout, i, &scale, &zero_point);
-          float got_scale = 0;
-          std::memcpy(&got_scale, static_cast<const float*>(written.scale.data) + run.scale_index + run.scale_offset(k),
-                      sizeof got_scale);
-          ASSERT_EQ(got_scale, scales[static_cast<size_t>(scale)]) << "element " << i << " of [" << first << ", " << last << ")";
-          const uint32_t got_zero_point = codec::load_code(written.zero_point.data, zero_point_info,
-                                                           run.zero_point_index + run.zero_point_offset(k),
-                                                           written.zero_point.layout);
-          ASSERT_EQ(got_zero_point, codec::load_code(zero_points.data(), zero_point_info, static_cast<uint64_t>(zero_point)))
-              << "element " << i << " of [" << first << ", " << last << ")";
-        }
-      });
-      if (HasFatalFailure()) return;
-    }
-  }
-  EXPECT_GT(grouped, 100);
-}
-
 
 // for_each_group_run's periodic runs (the kernels' path for short rows in groups) give every
 // element of a range the operand offsets OperandOffsets computes from the layout, over random

@@ -30,14 +30,23 @@ struct Job {
   const MutableTensorView* mask;
   size_t code_bytes;  // per element in the buffer (sub-byte codes: one per byte)
   bool in_lanes;      // one kernel computes y from x (kernels::covers_fake_quant)
-  // Short rows whose operands repeat within groups of rows: both plans run a piece at a time.
-  const exec::RowGroups* quantize_groups = nullptr;
-  const exec::RowGroups* dequantize_groups = nullptr;
+  // Short rows whose operands repeat within groups of rows (exec::group_short_rows): both plans
+  // run as periodic runs, whose operands the kernels make from each group's row. 0: neither.
+  uint64_t rows_per_block = 0;
+  bool row_groups = false;
 };
+
+// The buffers of a kernel run over the job's layouts: periodic runs where the rows are grouped.
+kernels::RangeBuffers buffers_of(const Job& job) {
+  kernels::RangeBuffers buffers;
+  buffers.row_groups = job.row_groups;
+  buffers.rows_per_block = job.rows_per_block;
+  return buffers;
+}
 
 // Elements [first, last) of the straight-through mask (x is still in the cache from y's pass).
 void run_mask(const Job& job, const Plan& quantize, const Layout& quantize_layout, uint64_t first, uint64_t last) {
-  kernels::RangeBuffers mask;
+  kernels::RangeBuffers mask = buffers_of(job);
   mask.range_mask = true;
   kernels::execute_range(quantize, quantize_layout, first, last, *job.mask, mask);
 }
@@ -47,18 +56,18 @@ void run_mask(const Job& job, const Plan& quantize, const Layout& quantize_layou
 void run_chunk(const Job& job, const Plan& quantize, const Layout& quantize_layout, const Plan& dequantize,
                const Layout& dequantize_layout, uint64_t first, uint64_t last, unsigned char* codes) {
   if (job.in_lanes) {  // the codes never leave the registers; the mask comes from the same lanes
-    kernels::RangeBuffers fused;
+    kernels::RangeBuffers fused = buffers_of(job);
     fused.fused_dequantize = &dequantize;
     if (job.mask != nullptr) fused.fused_mask = static_cast<uint8_t*>(job.mask->data);
     kernels::execute_range(quantize, quantize_layout, first, last, job.y, fused);
     return;
   }
   const MutableTensorView code_view{quantize.output_type, quantize.shape, codes, SubByteLayout::kOneCodePerByte};
-  kernels::RangeBuffers into_codes;
+  kernels::RangeBuffers into_codes = buffers_of(job);
   into_codes.y_first = first;
   into_codes.allow_streaming = false;
   kernels::execute_range(quantize, quantize_layout, first, last, code_view, into_codes);
-  kernels::RangeBuffers from_codes;
+  kernels::RangeBuffers from_codes = buffers_of(job);
   from_codes.x_data = codes;
   from_codes.x_first = first;
   kernels::execute_range(dequantize, dequantize_layout, first, last, job.y, from_codes);
@@ -70,14 +79,7 @@ void run_range(void* context, uint64_t begin, uint64_t end) {
   const Plan& quantize = job.plan->quantize;
   const Plan& dequantize = job.plan->dequantize;
   const std::unique_ptr<unsigned char[]> codes(job.in_lanes ? nullptr : new unsigned char[kChunk * job.code_bytes]);
-  if (job.quantize_groups != nullptr) {  // short rows: both plans' operands written out per piece
-    exec::PieceOperands quantize_operands(quantize, *job.quantize_groups);
-    exec::PieceOperands dequantize_operands(dequantize, *job.dequantize_groups);
-    exec::for_each_piece(begin, end, [&](uint64_t first, uint64_t last) {
-      run_chunk(job, quantize_operands.fill(first, last), job.quantize_groups->pieces,
-                dequantize_operands.fill(first, last), job.dequantize_groups->pieces, first, last, codes.get());
-    });
-  } else if (job.in_lanes) {
+  if (job.in_lanes) {
     run_chunk(job, quantize, job.quantize_layout, dequantize, job.dequantize_layout, begin, end, nullptr);
   } else {
     for (uint64_t first = begin; first < end; first += kChunk) {
@@ -134,7 +136,7 @@ Status execute(const QuantizeDequantizePlan& plan, const MutableTensorView& y, c
           mask,
           static_cast<size_t>(info(plan.quantize.output_type).bytes_per_element()),
           kernels::covers_fake_quant(plan.quantize)};
-  // Short rows: both plans on tiled operands, or both a piece at a time (the same decision for
+  // Short rows: both plans on tiled operands, or both as periodic runs (the same decision for
   // both, as their layouts are the same), as execute() does.
   QuantizeDequantizePlan tiled_pair;
   exec::TiledOperands tiled_quantize, tiled_dequantize;
@@ -149,8 +151,8 @@ Status execute(const QuantizeDequantizePlan& plan, const MutableTensorView& y, c
     job.dequantize_layout = tiled_dequantize.layout;
   } else if (exec::group_short_rows(plan.quantize, job.quantize_layout, &quantize_groups) &&
              exec::group_short_rows(plan.dequantize, job.dequantize_layout, &dequantize_groups)) {
-    job.quantize_groups = &quantize_groups;
-    job.dequantize_groups = &dequantize_groups;
+    job.row_groups = true;
+    job.rows_per_block = static_cast<uint64_t>(quantize_groups.rows_per_block);
   }
   exec::run_ranges(plan.element_count, options.parallel_for, &run_range, &job);
   return {};
