@@ -31,9 +31,10 @@ struct Job {
   size_t code_bytes;  // per element in the buffer (sub-byte codes: one per byte)
   bool in_lanes;      // one kernel computes y from x (kernels::covers_fake_quant)
   // Short rows whose operands repeat within groups of rows (exec::group_short_rows): both plans
-  // run as periodic runs, whose operands the kernels make from each group's row. 0: neither.
-  uint64_t rows_per_block = 0;
+  // run as periodic runs, whose operands the kernels make from each group's row; rows_per_block
+  // as exec::RowGroups has it (the two plans' layouts are the same).
   bool row_groups = false;
+  uint64_t rows_per_block = 0;
 };
 
 // The buffers of a kernel run over the job's layouts: periodic runs where the rows are grouped.

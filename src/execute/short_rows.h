@@ -30,8 +30,9 @@ struct TiledOperands {
 // operands, whose runs are a tile long.
 bool tile_short_rows(const Plan& plan, const Layout& canonical, TiledOperands* tiled);
 
-// Tensors of fewer elements than this keep the ordinary runs: a periodic run's set-up (a walk of
-// its plane, the kernels' lane indices) pays off over a few chunks of the kernels' 1024.
+// Tensors of fewer elements than this keep the ordinary runs. The bound is the one the grouped
+// path had when it wrote operands out in pieces of 1,024 elements (two pieces); it was not
+// measured again for the periodic runs.
 inline constexpr uint64_t kFewestGroupedElements = 2048;
 
 // Short rows that share their operands within groups of consecutive rows along the canonical
