@@ -22,7 +22,7 @@ namespace qdq_fuzz {
 using qdq::ElementType;
 
 // Elements per tensor: several SIMD vectors and a packed tail, small enough that thousands of
-// inputs a second run on every target.
+// inputs a second run on every target (but for pick_short_rows_shape's rare larger ones).
 inline constexpr uint64_t kMaxElements = 160;
 
 [[noreturn]] inline void finding(const std::string& what) {
@@ -76,8 +76,25 @@ inline uint64_t count_of(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// At most kMaxElements elements; zero dims appear, as do 1s (broadcast) and odd lengths.
+// Short rows over enough elements for the execute layer's tiled and grouped paths (tiles of
+// 1,024 elements and more; periodic runs from exec::kFewestGroupedElements, 2,048, on): rows of 1
+// to 9 elements under one or two leading dimensions, 2,048 to 2,600 elements in all, so that the
+// scale shapes pick_scale_shape draws from them (blocked along a leading axis, broadcast over it)
+// reach those paths. Rare (pick_x_shape), as one such input costs about as much as a hundred
+// small ones.
+inline std::vector<int64_t> pick_short_rows_shape(FuzzedDataProvider& in) {
+  const int64_t row = in.ConsumeIntegralInRange<int64_t>(1, 9);
+  const int64_t elements = in.ConsumeIntegralInRange<int64_t>(2048, 2600);
+  const int64_t rows = (elements + row - 1) / row;
+  if (in.ConsumeBool()) return {rows, row};
+  const int64_t outer = in.ConsumeIntegralInRange<int64_t>(2, 7);
+  return {outer, (rows + outer - 1) / outer, row};
+}
+
+// At most kMaxElements elements; zero dims appear, as do 1s (broadcast) and odd lengths. One input
+// in 64 takes pick_short_rows_shape instead.
 inline std::vector<int64_t> pick_x_shape(FuzzedDataProvider& in) {
+  if (in.ConsumeIntegralInRange<int>(0, 63) == 0) return pick_short_rows_shape(in);
   const int rank = in.ConsumeIntegralInRange<int>(0, 5);
   std::vector<int64_t> shape;
   uint64_t count = 1;
