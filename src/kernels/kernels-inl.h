@@ -814,6 +814,18 @@ class ShortBlockLanes {
     return Values(hn::LoadU(d_, values + first_block_));
   }
 
+  // Where every vector starts at the same phase (the lanes a multiple of the block, so the indices
+  // never change): the values of the vector at element j of the stretch (a multiple of the lanes),
+  // without stepping, for loops that take several vectors a step (QuantizeUniform).
+  HWY_INLINE bool SamePhaseEveryVector() const { return step_phase_ == 0; }
+  HWY_INLINE hn::Vec<D> ValuesOfVector(const hn::TFromD<D>* values, size_t j) const {
+    const hn::TFromD<D>* first = values + j / hn::Lanes(d_) * step_blocks_;
+#if HWY_TARGET != HWY_SCALAR
+    if (narrow_bytes_ != 0) return NarrowValues(first);
+#endif
+    return Values(hn::LoadU(d_, first));
+  }
+
   // On to the next vector.
   HWY_INLINE void Next() {
     first_block_ += step_blocks_;
@@ -1115,7 +1127,7 @@ struct Operands {
   // blocks' values into lanes (LoadOperands' short_blocks_in_lanes, ShortBlockLanes): `block` holds
   // them from the block of the first element, whose place in its block is short_block_phase.
   bool short_blocks = false;
-  size_t short_block_phase = 0;
+  size_t short_block = 0, short_block_phase = 0;
   OperandValues<float> scale, zero_point;
   OperandValues<int32_t> wide_scale, wide_zero_point;
   // Per-element zero points read as codes in the quantize and dequantize loops (LoadOperands'
@@ -2206,6 +2218,10 @@ HWY_INLINE VI ZeroPointLanes(const uint8_t* codes, size_t j) {
 // side: dynamic quantization's reduction of the next stretch, one vector of it per vector here.
 // kByReciprocal: r is RN(1 / s), a normal float32, and the codes come from IntegerOutput::
 // CodesByReciprocal (bit for bit the division's).
+// kShortBlocks (with kPerElement, zero points as floats): scales and zero_points hold one value per
+// block of fewer elements than the lanes, every vector at the same phase, and `lanes` spreads
+// them over each vector's lanes (ShortBlockLanes::ValuesOfVector) instead of element j reading
+// scales[j].
 // kPerElement: element j's scale is scales[j] where scales is not null (else s), and its zero
 // point zero_points[j] with the bounds derived from it where zero_points is not null (else zp and
 // bounds), or element j's code in zero_point_codes where kZeroPointCodes says how they are stored
@@ -2214,11 +2230,14 @@ HWY_INLINE VI ZeroPointLanes(const uint8_t* codes, size_t j) {
 // (WalkVectors' loop, one vector a step with its per-vector choices, made per-axis-last Q 1.35x
 // slower than per-tensor in cache).
 template <class Output, ElementType kX, typename Code, bool kRoundQuotient = false, bool kByReciprocal = false,
-          bool kPerElement = false, ZeroPointCodes kZeroPointCodes = ZeroPointCodes::kFloats, bool kByTable = false>
+          bool kPerElement = false, ZeroPointCodes kZeroPointCodes = ZeroPointCodes::kFloats, bool kByTable = false,
+          bool kShortBlocks = false>
 HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* x, size_t count, VF s, VF r, VF zp,
                                 const typename Output::Bounds& bounds, VI byte_mask, Code* out,
                                 SideStream<kX>* side, const float* scales = nullptr,
-                                const float* zero_points = nullptr, const uint8_t* zero_point_codes = nullptr) {
+                                const float* zero_points = nullptr, const uint8_t* zero_point_codes = nullptr,
+                                const ShortBlockLanes<DF>* lanes = nullptr) {
+  static_assert(!kShortBlocks || (kPerElement && kZeroPointCodes == ZeroPointCodes::kFloats));
 #ifdef QDQ_CODE_GATHER
   // float16 x in uniform stretches keeps Encode: there the table measured no faster (16M, 2
   // threads: per-axis-first 2.45-2.68 against 2.52-2.61 ms, blocked-last-32 3.3-3.8 against
@@ -2226,16 +2245,21 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   // vectors go through the 16-bit-lane encode where it applies (QDQ_HALFWORD_CODES).
   if constexpr (kRoundQuotient && kCodesByTable<Output> && !kByTable && (kPerElement || kX == ElementType::kBfloat16)) {
     if (c.code_table != nullptr) {  // the same loop with the table's codes (CodesOfQuotientByTable)
-      QuantizeUniform<Output, kX, Code, true, kByReciprocal, kPerElement, kZeroPointCodes, true>(
-          c, x, count, s, r, zp, bounds, byte_mask, out, side, scales, zero_points, zero_point_codes);
+      QuantizeUniform<Output, kX, Code, true, kByReciprocal, kPerElement, kZeroPointCodes, true, kShortBlocks>(
+          c, x, count, s, r, zp, bounds, byte_mask, out, side, scales, zero_points, zero_point_codes, lanes);
       return;
     }
   }
 #endif
   const size_t N = hn::Lanes(DF());
+  // The per-element operand of the vector at element j.
+  auto operand_at = [&](const float* values, size_t j) QDQ_HOT_LAMBDA {
+    if constexpr (kShortBlocks) return lanes->ValuesOfVector(values, j);
+    return hn::LoadU(DF(), values + j);
+  };
   // Element j's quotient before any rounding (not for kByReciprocal).
   auto quotient_at = [&](size_t j) QDQ_HOT_LAMBDA {
-    if constexpr (kPerElement) return hn::Div(XInput<kX>::Load(x + j), scales != nullptr ? hn::LoadU(DF(), scales + j) : s);
+    if constexpr (kPerElement) return hn::Div(XInput<kX>::Load(x + j), scales != nullptr ? operand_at(scales, j) : s);
     return hn::Div(XInput<kX>::Load(x + j), s);
   };
   auto codes_at = [&](size_t j) QDQ_HOT_LAMBDA {
@@ -2252,11 +2276,11 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
       }
       if constexpr (kRoundQuotient) {
         if (HWY_LIKELY(zero_points == nullptr)) return CodesOfOwnPrecisionQuotient<Output, kX>(c, q, zp, bounds);
-        const VF element_zp = hn::LoadU(DF(), zero_points + j);
+        const VF element_zp = operand_at(zero_points, j);
         return CodesOfOwnPrecisionQuotient<Output, kX>(c, q, element_zp, Output::MakeBounds(element_zp));
       }
       if (HWY_LIKELY(zero_points == nullptr)) return Output::Codes(c, q, zp, bounds);
-      const VF element_zp = hn::LoadU(DF(), zero_points + j);
+      const VF element_zp = operand_at(zero_points, j);
       return Output::Codes(c, q, element_zp, Output::MakeBounds(element_zp));
     } else {
       VF q = quotient_at(j);
@@ -2632,6 +2656,40 @@ void QuantizePerElement(const Context& c, size_t k, const Operands& o, const typ
   const DF df;
   const size_t N = hn::Lanes(df);
   const VF s = hn::Set(df, o.scale.constant);
+  if constexpr (kKind == ZeroPointCodes::kFloats) {
+    if (o.short_blocks) {
+      // Blocks shorter than a vector, every vector at the same phase (QuantizeRun asks for them
+      // only so): the blocks' values spread over the lanes in the same four-vector loop. Written
+      // out per element first, they took half of 64K float32 -> uint8 Q over rows of 4 with a
+      // zero point (FillShortBlocksOf 26%, the zero points' conversion 8%, on Zen 3).
+      const ShortBlockLanes<DF> lanes(df, o.short_block, o.short_block_phase);
+      const float* zero_points = c.zero_point != nullptr ? o.zero_point.block : nullptr;
+      const auto quantize_blocks = [&](const XT* from, size_t first_block, size_t count, Code* to) QDQ_HOT_LAMBDA {
+        const float* scales = o.scale.block + first_block;
+        const float* block_zero_points = zero_points != nullptr ? zero_points + first_block : nullptr;
+        if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
+          if (c.precision != Precision::kFloat32) {
+            QuantizeUniform<Output, kX, Code, true, false, true, kKind, false, true>(
+                c, from, count, s, s, zp_constant, bounds_constant, byte_mask, to, nullptr, scales, block_zero_points,
+                nullptr, &lanes);
+            return;
+          }
+        }
+        QuantizeUniform<Output, kX, Code, false, false, true, kKind, false, true>(
+            c, from, count, s, s, zp_constant, bounds_constant, byte_mask, to, nullptr, scales, block_zero_points,
+            nullptr, &lanes);
+      };
+      const size_t whole = k - k % N;
+      quantize_blocks(x, 0, whole, out);
+      if (whole < k) {
+        HWY_ALIGN XT x_tail[64];
+        HWY_ALIGN Code out_tail[64];
+        quantize_blocks(StageTail(x, whole, k, x_tail), whole / o.short_block, N, out_tail);
+        std::memcpy(out + whole, out_tail, (k - whole) * sizeof(Code));
+      }
+      return;
+    }
+  }
   const auto quantize = [&](const XT* from, const float* scales, const float* zero_points, const uint8_t* codes,
                             size_t count, Code* to) QDQ_HOT_LAMBDA {
     if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
@@ -2728,6 +2786,12 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
   // unless the run is blocked (its operands are broadcast per vector, so its blocks stay whole) or
   // the head is not a multiple of 4 elements (packed 4- and 2-bit codes and zero points then start
   // the later blocks on whole bytes).
+  // Blocks shorter than a vector whose vectors all start at the same phase go through
+  // QuantizePerElement's ShortBlockLanes, on the paths that reach it (not the wide outputs, not
+  // float64 divisions, not beside a side stream).
+  const bool short_blocks_in_lanes =
+      !Output::kWide && side == nullptr && run.block != 0 && N % run.block == 0 &&
+      (precision == Precision::kFloat32 || (ExactInPrecision(kX, precision) && ExactInPrecision(c.scale->type, precision)));
   size_t head = run.block == 0 ? ElementsBeforeWholeVector(static_cast<const XT*>(c.x_data) + (run.x_index - c.x_first), sizeof(XT)) : 0;
   if (head % 4 != 0 || head >= run.count) head = 0;
   for (uint64_t offset = 0, step = 0; offset < run.count; offset += step) {
@@ -2736,7 +2800,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
     const uint64_t at = run.x_index + offset;
     const uint64_t y_at = at - c.y_first;
     const XT* x = static_cast<const XT*>(c.x_data) + (at - c.x_first);
-    LoadOperands(c, run, offset, k, &o, zero_point_codes);
+    LoadOperands(c, run, offset, k, &o, zero_point_codes, short_blocks_in_lanes);
     const VF zp_constant = hn::Set(df, o.zero_point.constant);
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
     Code* out = through_buffer ? codes : static_cast<Code*>(y) + y_at;
@@ -2788,7 +2852,7 @@ void QuantizeRun(const Context& c, const exec::Run& run, void* y) {
         }
         emit(q, zp, bounds, destination);
       };
-      const bool uniform = (precision == Precision::kFloat32 || own_precision) &&
+      const bool uniform = (precision == Precision::kFloat32 || own_precision) && !o.short_blocks &&
                            (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr &&
                                             o.zero_point_codes == nullptr));
       // Per-element operands whose scales need no rounding to the division precision.

@@ -37,6 +37,7 @@ void LoadOperands(const Context& c, const exec::Run& run, uint64_t offset, size_
                  (!wide_zero_point || plan.operation == Operation::kDequantize);
   o->short_blocks = short_blocks_in_lanes && run.block != 0 && run.block < lanes && !wide_scale && !wide_zero_point;
   if (o->short_blocks) {
+    o->short_block = static_cast<size_t>(run.block);
     o->short_block_phase = static_cast<size_t>((run.block_phase + offset) % run.block);
   }
   // The blocks' values, one each, where the caller spreads them over the elements itself.
