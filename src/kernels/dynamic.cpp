@@ -6,7 +6,7 @@
 // vector ports, and the reduction's loads wait on memory between the divisions. Here the next
 // batch of groups is reduced between the current batch's divisions, with its lines asked for
 // ahead, and the scales, zero points and bounds go from the finish's registers straight to the
-// divisions. Measured on the Xeon of docs/performance.md (session 26): a hand-written AVX-512
+// divisions. Measured on the Xeon of docs/performance-history.md (session 26): a hand-written AVX-512
 // loop of this shape took int4 blocks of 32 from 0.61-0.64 to 0.83-0.92 of plain quantization's
 // speed at 16M; the sequential form of the same loop reached 0.74-0.78.
 //

@@ -145,7 +145,7 @@ bool quantizes_by_reciprocal(bool large_output);
 // wide as x always are. Streaming saves the read-for-ownership of y's lines, a smaller share of the
 // traffic the narrower y is, and what it costs besides depends on the CPU. Intel: yes (Xeon with
 // AVX-512, 16M Q float32 -> uint8 per-tensor, y on a line: 1.67-1.79 ms streamed against 1.83-2.08
-// ms; docs/performance.md, session 11). Others: no (AMD EPYC, AVX2, 2 threads, alternating runs in
+// ms; docs/performance-history.md, session 11). Others: no (AMD EPYC, AVX2, 2 threads, alternating runs in
 // one process, 16M per-tensor unless said: Q float32 -> uint8 4.49-5.06 ms streamed against
 // 4.20-4.84, -> int16 5.79-6.76 against 5.65-6.18, -> float8e4m3fn per-axis-last 8.09-8.54
 // against 7.64-8.03, bfloat16 -> uint8 per-axis-last 7.11-7.51 against 6.35-7.07; while outputs

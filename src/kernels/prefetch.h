@@ -12,7 +12,7 @@ namespace qdq::kernels {
 // How far ahead of its loads a pass over a large x asks for x's lines. The hardware prefetcher
 // alone runs too short a distance ahead of loops that do arithmetic between their loads, so the
 // loads wait on memory (or on this machine's L3) in turn with the arithmetic.
-// Measured (16M float32, 2 threads, Intel Xeon with AVX-512; docs/performance.md, session 24):
+// Measured (16M float32, 2 threads, Intel Xeon with AVX-512; docs/performance-history.md, session 24):
 // Q float32 -> int8 per-tensor 2.5 -> 1.6 ms, the min/max reduction 1.3 -> 1.15 ms; 4 to 32 KiB
 // ahead measured alike.
 inline constexpr size_t kPrefetchAheadBytes = 8192;
