@@ -42,6 +42,9 @@ const std::vector<Granularity> kSmall = {
     {"blocked first (2 of 5)", {5, 67}, {3, 67}, 0, 2},
     {"blocked last (16 of 67)", {5, 67}, {5, 5}, 1, 16},
     {"blocked middle (3 of 4)", {3, 4, 7}, {3, 2, 7}, 1, 3},
+    // Blocks shorter than a vector, the lanes a multiple of the block (their operands spread over
+    // the lanes in the loop), with a partial vector at each row's end.
+    {"blocked last (4 of 67)", {5, 67}, {5, 17}, 1, 4},
 };
 // More than one 8192-element chunk per run and per tensor.
 const std::vector<Granularity> kLarge = {
@@ -53,6 +56,11 @@ const std::vector<Granularity> kLarge = {
     // second's planes are the 17 outer indices, its last block of each 2 rows short).
     {"blocked first over rows of 3 (32 of 2731)", {2731, 3}, {86, 3}, 0, 32},
     {"blocked middle over rows of 5 (4 of 30)", {17, 30, 5}, {17, 8, 5}, 1, 4},
+    // One scale a row of 4 or 2 (blocks shorter than a vector, in lanes on every target), and a
+    // block of 8 (shorter than AVX-512's vectors).
+    {"per-axis first over rows of 4", {4099, 4}, {4099}, 0, 0},
+    {"per-axis first over rows of 2", {8197, 2}, {8197}, 0, 0},
+    {"blocked last (8 of 16400)", {2, 16400}, {2, 2050}, 1, 8},
 };
 
 uint64_t count_of(const std::vector<int64_t>& shape) {

@@ -1917,7 +1917,7 @@ HWY_INLINE VI CodesOfQuotientByTable(const uint8_t* table, VF q) {
 // AMD EPYC (Zen 1, AVX2), one core, 64K float16 -> float8e4m3fn with a scale per element in
 // cache: 132.8 us by Encode, 61.7 us in 16-bit lanes (division and rounding alone: 29.0). On
 // AVX-512 it also beats the code table's gather (above): 16M, 2 threads, 1.1-1.6x over the float8
-// and float4 cells from float16 and bfloat16 x (docs/performance.md, session 41).
+// and float4 cells from float16 and bfloat16 x (docs/performance-history.md, session 41).
 // The rules are Encode's, moved to a 16-bit source format S:
 //   normal codes: the magnitude pattern rounded to F's mantissa on the bits, half to even (add
 //     2^(shift-1) - 1 plus the lowest kept bit), and the exponent field moved from S's bias to
@@ -2359,7 +2359,7 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
 // kernels::quantizes_by_reciprocal): on a Xeon a 512-bit division takes about twice the
 // multiply-and-check (64K float32 -> int8 in cache, one core: 14.0 against 11.7 us raw), where
 // on Zen 1's AVX2 the check cost more than the division saved (37.8 against 31.3 us;
-// docs/performance.md, session 7).
+// docs/performance-history.md, session 7).
 template <class Output>
 constexpr bool kQuantizesByReciprocal = false;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -3585,6 +3585,57 @@ void FakeQuantUniformBlock(const Context& c, const exec::Run& run, uint64_t offs
   }
 }
 
+// Fake-quant of a block of a run over blocks shorter than a vector whose vectors all start at the
+// same phase (FakeQuantRun asks for them only so: per-axis over rows of 4, DirectML's [M, 1]),
+// divided in float32: each vector's scales and zero points are spread over its lanes from the
+// blocks' values in registers (ShortBlockLanes::ValuesOfVector), as QuantizePerElement does,
+// instead of being written out per element for WalkVectors (FillShortBlocks). The arithmetic is
+// WalkVectors' float32 one: the same quotient, DequantizedCode, DequantizedProduct and mask.
+template <class Output, ElementType kX>
+void FakeQuantShortBlocks(const Context& c, const Operands& o, size_t k, const typename XInput<kX>::T* x,
+                          VF zp_constant, const typename Output::Bounds& bounds_constant, float* out, uint8_t* mask) {
+  using XT = typename XInput<kX>::T;
+  using RangeMask = std::conditional_t<Output::kIsInteger, IntegerRangeMask, FloatRangeMask>;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const ShortBlockLanes<DF> lanes(df, o.short_block, o.short_block_phase);
+  // The mask's stores are bytes, which may alias anything reachable through c (FakeQuantUniform).
+  const Context local = c;
+  PrefetchPacer prefetch(c);
+  const auto vectors = [&](const XT* from, const float* scales, const float* zero_points, size_t count, float* to,
+                           uint8_t* mask_to) QDQ_HOT_LAMBDA {
+    for (size_t j = 0; j < count; j += N) {
+      prefetch.Step(N * sizeof(XT));
+      const VF s = lanes.ValuesOfVector(scales, j);
+      VF zp = zp_constant;
+      typename Output::Bounds bounds = bounds_constant;
+      if (zero_points != nullptr) {
+        zp = lanes.ValuesOfVector(zero_points, j);
+        bounds = Output::MakeBounds(zp);
+      }
+      const VF q = hn::Div(XInput<kX>::Load(from + j), s);
+      hn::StoreU(DequantizedProduct(DequantizedCode<Output>(local, q, zp, bounds), s), df, to + j);
+      if (mask_to != nullptr) StoreLowBytes(RangeMask::Codes(local, q, zp, {}), mask_to + j);
+    }
+  };
+  const float* zero_points = c.zero_point != nullptr ? o.zero_point.block : nullptr;
+  const size_t whole = k - k % N;
+  vectors(x, o.scale.block, zero_points, whole, out, mask);
+  if (whole < k) {
+    // The element at `whole` starts a block (the lanes are a multiple of the block), whose index
+    // past the first element's block is whole / block whatever the phase.
+    const size_t first_block = whole / o.short_block;
+    HWY_ALIGN XT x_tail[64];
+    HWY_ALIGN float out_tail[64];
+    HWY_ALIGN uint8_t mask_tail[64];
+    vectors(StageTail(x, whole, k, x_tail), o.scale.block + first_block,
+            zero_points != nullptr ? zero_points + first_block : nullptr, N, out_tail,
+            mask != nullptr ? mask_tail : nullptr);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(float));
+    if (mask != nullptr) std::memcpy(mask + whole, mask_tail, k - whole);
+  }
+}
+
 // QuantizeRun's arithmetic (the quotient in the division precision, Output::Codes) followed in
 // the same lanes by DequantizeRun's (the codes' values times the scale as DequantizeLinear reads
 // it, unrounded). y is float32, float16 or bfloat16 (c.y).
@@ -3602,13 +3653,19 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
   const bool own_precision = ExactInPrecision(kX, precision);
   const bool round_x = precision != Precision::kFloat32 && !own_precision;
   const bool round_scale = precision != Precision::kFloat32 && !ExactInPrecision(c.scale->type, precision);
+  // Blocks shorter than a vector whose vectors all start at the same phase, divided in float32, to
+  // integer codes: FakeQuantShortBlocks spreads their operands over the lanes. Float codes keep
+  // WalkVectors, which ran them as fast or faster (Zen 2, 64K over rows of 4, e4m3fn: 38.0-38.6
+  // us against 40.4-41.9 in lanes; float codes' rounding outweighs the operands' writing there).
+  const bool short_blocks_in_lanes = Output::kIsInteger && precision == Precision::kFloat32 && run.block != 0 &&
+                                     hn::Lanes(df) % run.block == 0;
   Operands o;
   for (uint64_t offset = 0; offset < run.count; offset += kBlock) {
     const size_t k = static_cast<size_t>(std::min<uint64_t>(kBlock, run.count - offset));
     const uint64_t at = run.x_index + offset;
     const uint64_t y_at = at - c.y_first;
     const XT* x = static_cast<const XT*>(c.x_data) + (at - c.x_first);
-    LoadOperands(c, run, offset, k, &o);
+    LoadOperands(c, run, offset, k, &o, false, short_blocks_in_lanes);
     const VF zp_constant = hn::Set(df, o.zero_point.constant);
     const typename Output::Bounds bounds_constant = Output::MakeBounds(zp_constant);
     float* out = in_place ? static_cast<float*>(y) + y_at : staged;
@@ -3628,8 +3685,11 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
       hn::StoreU(DequantizedProduct(value, s), df, destination);
       if (c.mask != nullptr) StoreLowBytes(RangeMask::Codes(c, q, zp, {}), mask_block + i);
     };
-    if (precision == Precision::kFloat32 &&
-        (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr))) {
+    if (o.short_blocks) {
+      FakeQuantShortBlocks<Output, kX>(c, o, k, x, zp_constant, bounds_constant, out,
+                                       c.mask != nullptr ? mask_block : nullptr);
+    } else if (precision == Precision::kFloat32 &&
+               (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr))) {
       FakeQuantUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, out,
                                         c.mask != nullptr ? mask_block : nullptr);
     } else {
