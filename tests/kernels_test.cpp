@@ -736,7 +736,9 @@ std::string first_target_unlike_reference(const Plan& plan, SubByteLayout layout
 // several tasks) and float8, int8 and uint8 x dequantized (every code 20 times; the integers with
 // a zero point; only bfloat16 outputs run by table for them), for every output and sub-byte
 // layout, against the reference. A smaller copy of each (below the table's threshold) runs the
-// kernels directly, so the two execution strategies are compared on the same codes.
+// kernels directly, so the two execution strategies are compared on the same codes. Forcing each
+// target also takes both: float8 to float16 and 8-bit integers to bfloat16 run by table on every
+// target but AVX2 (kernels::dequantizes_byte_codes_to_halfwords_by_table).
 TEST(KernelsByTable, PerTensorPlansOverFewCodesMatchTheReference) {
   const auto by_code = [](E type, uint64_t copies) {
     const uint64_t codes = uint64_t{1} << info(type).bits;

@@ -349,6 +349,8 @@ bool LooksUpByGathers() {
 #endif
 }
 
+bool DequantizesByteCodesToHalfwordsByTable() { return HWY_TARGET != HWY_AVX2; }
+
 }  // namespace HWY_NAMESPACE
 }  // namespace qdq::kernels
 HWY_AFTER_NAMESPACE();
@@ -359,6 +361,7 @@ namespace qdq::kernels {
 HWY_EXPORT(LookUpCodes);
 HWY_EXPORT(LooksUpLowBitsInVectors);
 HWY_EXPORT(LooksUpByGathers);
+HWY_EXPORT(DequantizesByteCodesToHalfwordsByTable);
 HWY_EXPORT(LookUpPackedCodesToHalfwords);
 
 void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
@@ -369,6 +372,10 @@ void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned 
 bool looks_up_low_bits_in_vectors() { return HWY_DYNAMIC_DISPATCH(LooksUpLowBitsInVectors)(); }
 
 bool looks_up_by_gathers() { return HWY_DYNAMIC_DISPATCH(LooksUpByGathers)(); }
+
+bool dequantizes_byte_codes_to_halfwords_by_table() {
+  return HWY_DYNAMIC_DISPATCH(DequantizesByteCodesToHalfwordsByTable)();
+}
 
 void look_up_packed_codes_to_halfwords(const void* x, unsigned code_bits, const uint16_t* code_results, void* y,
                                        uint64_t begin, uint64_t end, bool stream) {
