@@ -63,6 +63,27 @@ struct TableShape {
   unsigned index_bits = 8;  // the low bits of a code that decide its entry (look_up_codes)
 };
 
+// Whether DequantizeLinear of x stored one code per byte (float8, 8-bit integers, 4- and 2-bit
+// codes one per byte) to `out` runs by a table of 256 entries: float8 codes (a decode each) and
+// 8-bit integers (4- and 2-bit ones one per byte) to bfloat16 (a rounding on the bits each).
+// float32 outputs stay in the kernel, which streams large outputs past the cache and so runs as
+// fast as the lookup (float8e4m3fn to float32, 16M: 6.9-7.7 ms against 8.0). 4- and 2-bit codes
+// one per byte to float16 take the table where the lookup is a byte shuffle or a permute (their
+// own bits decide the entry: index_bits): on AVX2 (2 threads) 64K int4 9.3 us against the
+// kernel's 14.7, 16M 1.9 ms against 2.7, float4e2m1 25 -> 9.4 us and 4.3 -> 2.0 ms. float8 codes
+// to float16 and 8-bit integers to bfloat16 take it where the lookup beats the kernels
+// (kernels::dequantizes_byte_codes_to_halfwords_by_table: not on AVX2, where the lookup is the
+// scalar word loop).
+bool dequantizes_bytes_by_table(const ElementTypeInfo& x, ElementType out) {
+  if (x.bits < 8) {
+    return out == ElementType::kBfloat16 || (out == ElementType::kFloat16 && kernels::looks_up_low_bits_in_vectors());
+  }
+  if (x.bits != 8) return false;
+  if (x.is_float() && out == ElementType::kBfloat16) return true;
+  const bool to_halfwords = out == (x.is_float() ? ElementType::kFloat16 : ElementType::kBfloat16);
+  return to_halfwords && kernels::dequantizes_byte_codes_to_halfwords_by_table();
+}
+
 TableShape table_shape(const Plan& plan) {
   if (!plan.x_strides.empty() || !plan.y_strides.empty()) return {};
   if (!one_scale_and_zero_point(plan.layout)) return {};
@@ -84,21 +105,7 @@ TableShape table_shape(const Plan& plan) {
     // Packed 4- and 2-bit x: a byte of x (2 or 4 elements) per entry of up to 8 bytes. 2-bit x to
     // float32 (16-byte entries) stays in the kernel.
     shape = {256, 1, static_cast<unsigned>(8 / x.bits)};
-  } else if (x.bits <= 8 &&
-             (plan.output_type == ElementType::kBfloat16 ||
-              (plan.output_type == ElementType::kFloat16 &&
-               ((x.bits == 8 && x.is_float()) || (x.bits < 8 && kernels::looks_up_low_bits_in_vectors())))) &&
-             (x.bits < 8 || (x.is_float() && plan.output_type == ElementType::kBfloat16) ||
-              kernels::dequantizes_byte_codes_to_halfwords_by_table())) {
-    // float8 codes (a decode each) and 8-bit integers (4- and 2-bit ones one per byte) to
-    // bfloat16 (a rounding on the bits each). float32 outputs stay in the kernel, which streams
-    // large outputs past the cache and so runs as fast as the lookup (float8e4m3fn to float32,
-    // 16M: 6.9-7.7 ms against 8.0). 4- and 2-bit codes one per byte to float16 take the table
-    // where the lookup is a byte shuffle or a permute (their own bits decide the entry:
-    // index_bits): on AVX2 (2 threads) 64K int4 9.3 us against the kernel's 14.7, 16M 1.9 ms
-    // against 2.7, float4e2m1 25 -> 9.4 us and 4.3 -> 2.0 ms. float8 codes to float16 and 8-bit
-    // integers to bfloat16 stay in the kernels on AVX2 (kernels::dequantizes_byte_codes_to_
-    // halfwords_by_table), where the lookup is the scalar word loop.
+  } else if (dequantizes_bytes_by_table(x, plan.output_type)) {
     shape = {256, 1, 1, static_cast<unsigned>(x.bits)};
   }
   return plan.element_count >= kMinElementsPerTableEntry * shape.entries * shape.elements ? shape : TableShape{};

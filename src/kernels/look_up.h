@@ -37,8 +37,8 @@ bool looks_up_by_gathers();
 // AVX2: its lookup of byte codes to 16-bit results is the scalar word loop (4 results a 64-bit
 // store, no streaming), while its kernels decode float8 through F16C and round bfloat16 in lanes.
 // Zen 2, 16M, 2 threads, table -> kernels: int8 -> bfloat16 4.55-7.74 -> 3.13-3.29 ms, uint8
-// 5.11-5.89 -> 2.85-3.23, float8e4m3fn -> float16 4.20-5.26 -> 2.94-3.79, e5m2 4.07-5.14 ->
-// 3.37-3.60; 64K, one thread, 41 -> 21 us and 28 -> 18 us. float8 to bfloat16 measured the same
+// 5.11-5.89 -> 2.85-3.23, float8e4m3fn -> float16 4.20-5.39 -> 2.94-4.47, e5m2 4.07-5.28 ->
+// 3.36-4.52 (every round); 64K, one thread, 41 -> 21 us and 28 -> 18 us. float8 to bfloat16 measured the same
 // both ways (4.1-5.2 ms), so it keeps the table everywhere. AVX-512 looks up by permutes; SSE4
 // and older decode float8 without F16C: both keep the table.
 bool dequantizes_byte_codes_to_halfwords_by_table();
