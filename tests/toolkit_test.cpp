@@ -124,7 +124,8 @@ TEST_F(ToolkitTargets, ExtremesMatchAScalarLoopOnEveryTarget) {
 }
 
 // Column-wise extremes (blocks along a non-last axis): rows of `width` elements `stride` apart,
-// from an unaligned start, across tile widths (4 vectors, 1 vector, single columns); on clean
+// from an unaligned start, across tile widths (4 vectors, 1 vector, single columns) and stretches
+// of rows (one of 1024 columns, a short last one with an odd number of vectors); on clean
 // data (the register tiles), data with NaN, infinities, -0 and subnormals (the tiles' re-check
 // through Accumulator), and clean data with +inf and -inf in one column (a NaN check, no NaN).
 TEST_F(ToolkitTargets, ColumnExtremesMatchAScalarLoopOnEveryTarget) {
@@ -133,7 +134,7 @@ TEST_F(ToolkitTargets, ColumnExtremesMatchAScalarLoopOnEveryTarget) {
   for (int64_t target : kernels::supported_targets()) {
     kernels::force_target(target);
     for (ElementType type : {ElementType::kFloat32, ElementType::kFloat16, ElementType::kBfloat16}) {
-      for (size_t width : {size_t{1}, size_t{7}, size_t{16}, size_t{70}, size_t{200}}) {
+      for (size_t width : {size_t{1}, size_t{7}, size_t{16}, size_t{24}, size_t{70}, size_t{200}, size_t{2100}}) {
         for (size_t rows : {size_t{1}, size_t{5}, size_t{32}}) {
           const size_t stride = width + 3, n = 3 + rows * stride;
           for (int kind = 0; kind < 3; ++kind) {

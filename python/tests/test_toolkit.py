@@ -269,6 +269,25 @@ def test_float_qparams(qname, method):
         check(data((4, 3, 40), np.float32, rng, kind), qname, method, axis, block, scale_name)
 
 
+@pytest.mark.parametrize(
+    "qname, method, shape, block",
+    [
+        ("int4", "minmax", (64, 4100), 32),  # tiles of 4096 columns and a short one; both threads
+        ("uint4", "symmetric", (40, 2049), 16),  # odd inner: packed zero points finish on one thread
+        ("int2", "minmax", (24, 1032), 8),  # four zero points a byte
+        ("int8", "symmetric_restricted", (33, 1030), 32),  # a short last block of rows
+    ],
+)
+def test_blocked_along_the_first_axis(qname, method, shape, block):
+    """Blocks along a non-last axis wide enough for the column stretches and tiles, with a NaN, +inf
+    and -inf in some groups and a column of zeros."""
+    rng = np.random.default_rng(SEED + 4)
+    x = special_groups(data(shape, np.float32, rng, "normal"), rng)
+    x[:, 5] = 0
+    check(x, qname, method, 0, block, "float32")
+    check(data(shape, ml_dtypes.bfloat16, rng, "wide"), qname, method, 0, block, "float16")
+
+
 def test_mx_exponent_edges():
     """amax exactly a power of two, just above, and the RCEIL/EVEN rounding boundaries."""
     values = []
