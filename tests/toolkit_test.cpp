@@ -453,6 +453,11 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kFloat4E2M1, ScaleMethod::kMxEven, G::kBlocked, 0, 16, {48, 128}, E::kFloat8E8M0, E::kFloat32, 0, 5,
        SubByteLayout::kPacked, true},
       {E::kFloat8E5M2FNUZ, ScaleMethod::kMxFloor, G::kBlocked, 0, 32, {40, 4040}, E::kFloat8E8M0, E::kFloat32, 9000, 0},
+      // Rows of several stretches (512 columns) with a narrower last one (quantized without the
+      // next stretch's reduction beside it), packed 2-bit and 4-bit rows packed in vectors.
+      {E::kUint2, ScaleMethod::kMinMax, G::kBlocked, 0, 16, {40, 1032}, E::kFloat32, E::kFloat32, 5000, 3},
+      {E::kInt4, ScaleMethod::kSymmetric, G::kBlocked, 0, 8, {37, 1000}, E::kFloat32, E::kFloat16, 0, 0},
+      {E::kInt2, ScaleMethod::kMinMax, G::kBlocked, 1, 4, {3, 9, 1552}, E::kFloat32, E::kBfloat16, 0, 7},
       // Short whole groups of float32 x to <= 8-bit integers (kernels::dynamic_quantize_groups on
       // the targets whose 1, 2 or 4 vectors make the group: 4 to 64 elements), threaded, with
       // batches the vector finish leaves to the fallback (NaN, infinities, all-zero and

@@ -1,5 +1,5 @@
 // Dynamic quantization in one loop (kernels.h, DynamicGroups): short contiguous groups
-// (QuantizeGroups) and blocks along a non-last axis walked in strips of columns (QuantizeSlabs).
+// (QuantizeGroups) and blocks along a non-last axis walked in stretches of columns (QuantizeStretches).
 //
 // Why a loop of its own: reducing a chunk of groups and then quantizing it (the general one-pass
 // path) costs the sum of the two on a core whose division and reduction compete for the same
@@ -11,8 +11,8 @@
 // speed at 16M; the sequential form of the same loop reached 0.74-0.78.
 //
 // Exactness: the extremes are the lane-wise min and max of each group, folded (FoldEach) as
-// reduce_groups folds them (slabs: each lane is one column's group, no fold); a batch whose lane-wise sums are NaN (a NaN, or +inf meeting -inf)
-// goes to the fallback, which reduces it exactly. The scales and zero points are the vector
+// reduce_groups folds them (stretches: each lane is one column's group, no fold); a batch whose
+// lane-wise sums are NaN (a NaN, or +inf meeting -inf) goes to the fallback, which reduces it exactly. The scales and zero points are the vector
 // finish's (FinishIntegerVectors, equal to the scalar finish where it decides; batches with a
 // lane it does not decide go to the fallback). The codes are IntegerOutput::CodesOf of x / scale,
 // the quantize kernels' arithmetic for the plan dynamic_quantize makes.
@@ -104,9 +104,36 @@ HWY_INLINE VF E8M0Values(hn::Vec<DI> code) {
   return hn::BitCast(DF(), hn::IfThenElse(hn::Eq(code, hn::Zero(di)), hn::Set(di, 0x40'0000), hn::ShiftLeft<23>(code)));
 }
 
+// Codes one per byte (their low bits; count a multiple of 8) packed two (4-bit) or four (2-bit)
+// to a byte, low bits first as the packed layout has them, eight codes per 64-bit word: a slab's
+// row holds a strip's few codes, too few for Pack's vectors, and a call per row cost more than
+// the row's divisions.
+static_assert(std::endian::native == std::endian::little, "the words below are read and written little-endian");
+template <int kBits>
+HWY_INLINE void PackCodeBytes(const uint8_t* codes, size_t count, uint8_t* out) {
+  for (size_t i = 0; i < count; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, codes + i, 8);
+    if constexpr (kBits == 4) {
+      w &= 0x0F0F'0F0F'0F0F'0F0Full;
+      w = (w | (w >> 4)) & 0x00FF'00FF'00FF'00FFull;  // byte 2j: code 2j | code 2j+1 << 4
+      w = (w | (w >> 8)) & 0x0000'FFFF'0000'FFFFull;  // bytes 4j, 4j+1: two such pairs
+      w = (w | (w >> 16)) & 0xFFFF'FFFFull;
+      std::memcpy(out + i / 2, &w, 4);
+    } else {
+      static_assert(kBits == 2);
+      w &= 0x0303'0303'0303'0303ull;
+      w = (w | (w >> 6)) & 0x000F'000F'000F'000Full;   // byte 2j: code 2j | code 2j+1 << 2
+      w = (w | (w >> 12)) & 0x0000'00FF'0000'00FFull;  // byte 4j: codes 4j to 4j+3
+      w = (w | (w >> 24)) & 0xFFFFull;
+      std::memcpy(out + i / 4, &w, 2);
+    }
+  }
+}
+
 // A batch's zero-point codes (masked to the type's bits) to groups [g0, g0 + N) of d.zero_points
-// (packed ones through Pack: g0 is a multiple of the codes per byte, so the batch owns whole
-// bytes; QuantizeGroups' g0 is a multiple of N, QuantizeSlabs' one of N past a slab's first
+// (packed ones packed here: g0 is a multiple of the codes per byte, so the batch owns whole
+// bytes; QuantizeGroups' g0 is a multiple of N, QuantizeStretches' one of N past a slab's first
 // group, s * inner with inner a multiple of the codes per byte).
 HWY_INLINE void StoreZeroPoints(const DynamicGroups& d, hn::Vec<DU> codes, uint64_t g0) {
   auto* bytes = static_cast<uint8_t*>(d.zero_points);
@@ -116,7 +143,11 @@ HWY_INLINE void StoreZeroPoints(const DynamicGroups& d, hn::Vec<DU> codes, uint6
   }
   HWY_ALIGN uint8_t lanes[16];
   StoreLowBytes(hn::BitCast(DI(), codes), lanes);
-  Pack(*d.y_type, lanes, hn::Lanes(DU()), d.zero_points, g0);
+  const size_t N = hn::Lanes(DU());
+  if (N % 8 != 0) return Pack(*d.y_type, lanes, N, d.zero_points, g0);
+  // In registers: Pack's call for 8 codes was 5% of dynamic int4 blocks along the first axis.
+  if (d.y_type->bits == 4) return PackCodeBytes<4>(lanes, N, bytes + g0 / 2);
+  PackCodeBytes<2>(lanes, N, bytes + g0 / 4);
 }
 
 // The value of kSymmetric's zero point: the neutral code's (0 for the signed types).
@@ -270,253 +301,204 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
   if (end < last) d.fallback(d.fallback_context, end, last);
 }
 
-// Codes one per byte (their low bits; count a multiple of 8) packed two (4-bit) or four (2-bit)
-// to a byte, low bits first as the packed layout has them, eight codes per 64-bit word: a slab's
-// row holds a strip's few codes, too few for Pack's vectors, and a call per row cost more than
-// the row's divisions.
-static_assert(std::endian::native == std::endian::little, "the words below are read and written little-endian");
+// A row of codes one per byte (count a multiple of 8) packed as PackCodeBytes packs them, a
+// vector of bytes at a time: 4-bit codes pair within 16-bit lanes (low code in the low nibble)
+// narrowed to bytes (as signed lanes, of at most 0xFF: Highway narrows those to unsigned bytes); 2-bit codes pair likewise into 4-bit values, which pair again.
 template <int kBits>
-HWY_INLINE void PackCodeBytes(const uint8_t* codes, size_t count, uint8_t* out) {
-  for (size_t i = 0; i < count; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, codes + i, 8);
-    if constexpr (kBits == 4) {
-      w &= 0x0F0F'0F0F'0F0F'0F0Full;
-      w = (w | (w >> 4)) & 0x00FF'00FF'00FF'00FFull;  // byte 2j: code 2j | code 2j+1 << 4
-      w = (w | (w >> 8)) & 0x0000'FFFF'0000'FFFFull;  // bytes 4j, 4j+1: two such pairs
-      w = (w | (w >> 16)) & 0xFFFF'FFFFull;
-      std::memcpy(out + i / 2, &w, 4);
-    } else {
-      static_assert(kBits == 2);
-      w &= 0x0303'0303'0303'0303ull;
-      w = (w | (w >> 6)) & 0x000F'000F'000F'000Full;   // byte 2j: code 2j | code 2j+1 << 2
-      w = (w | (w >> 12)) & 0x0000'00FF'0000'00FFull;  // byte 4j: codes 4j to 4j+3
-      w = (w | (w >> 24)) & 0xFFFFull;
-      std::memcpy(out + i / 4, &w, 2);
-    }
+HWY_INLINE void PackCodeRow(uint8_t* codes, size_t count, uint8_t* out) {
+  const hn::ScalableTag<uint16_t> d16;
+  const hn::Repartition<uint8_t, decltype(d16)> d8;
+  const hn::Rebind<uint8_t, decltype(d16)> half;
+  const size_t bytes = hn::Lanes(d8);
+  // Pairs of bytes (masked to `mask` bits each) to one byte: low | high << bits.
+  const auto pair = [&](const uint8_t* from, uint8_t* to, uint16_t mask, int bits) HWY_ATTR {
+    const auto v = hn::BitCast(d16, hn::LoadU(d8, from));
+    const auto low = hn::And(v, hn::Set(d16, mask));
+    const auto high = hn::ShiftRightSame(hn::And(v, hn::Set(d16, static_cast<uint16_t>(mask << 8))), 8 - bits);
+    hn::StoreU(hn::DemoteTo(half, hn::BitCast(hn::RebindToSigned<decltype(d16)>(), hn::Or(low, high))), half, to);
+  };
+  size_t i = 0;
+  if constexpr (kBits == 4) {
+    for (; i + bytes <= count; i += bytes) pair(codes + i, out + i / 2, 0x0F, 4);
+  } else {
+    static_assert(kBits == 2);
+    // First pass in place: each pair of 2-bit codes to a 4-bit value, one per byte, in codes[0, count / 2).
+    for (; i + bytes <= count; i += bytes) pair(codes + i, codes + i / 2, 0x03, 2);
+    size_t k = 0;
+    for (; k + bytes <= i / 2; k += bytes) pair(codes + k, out + k / 2, 0x0F, 4);
+    PackCodeBytes<4>(codes + k, i / 2 - k, out + k / 2);  // (a multiple of 8: i is one of 16)
   }
+  PackCodeBytes<kBits>(codes + i, count - i, out + i * kBits / 8);
 }
 
 // Blocks along a non-last axis: slab s (outer index s / blocks, block s % blocks) is a block's
 // rows of x, `inner` consecutive elements each, and its column c one group (group s * inner + c).
-// The slab is taken in strips of kStripVectors vectors of columns; each of a strip's column
-// vectors is a batch of N groups as it stands (lane j of every row's vector belongs to one
-// column), so the reduction is lane-wise min and max down the rows with no fold. While one strip
-// is divided, the next is reduced row by row between its divisions (QuantizeGroups' interleaving),
-// and each row the reduction reads asks for the strip's bytes kSlabAheadBytes further along (in
-// the next slab past the row's end). Columns past the last whole strip go to the fallback, slab by
-// slab. Needs rows of at least one strip (DynamicQuantizeSlabs checks): the walk assumes a whole
-// strip per slab.
-constexpr size_t kStripVectors = HWY_MAX_BYTES == 32 ? 4 : 2;
-constexpr size_t kSlabAheadBytes = 1024;
+// A slab is taken in stretches of kStretchColumns columns (the last one shorter; columns past the
+// last whole vector go to the fallback, slab by slab). A stretch's rows are reduced a row's
+// stretch at a time into lane-wise min and max held in L1, finished into per-column operands
+// (scale, bounds) held beside them, then quantized row by row while the next stretch is reduced
+// row by row, vector by vector between the divisions. Each column takes its rows in order from
+// +inf and -inf, as compute_qparams' reduction (reduce_columns) does.
+//
+// Why stretches: the loop this replaced walked strips of 32 columns down a slab's rows, 128 bytes
+// of each row in turn, as many streams as the block has rows 16 KiB apart for a [4096, 4096]
+// weight, which the prefetchers did not keep fed (lines asked for 1 KiB ahead along each row did
+// not help either: docs/performance-history.md, session 50). Here each row gives 2 KiB in a row.
+// Zen 2, [4096, 4096] float32 blocked by 32 along axis 0, 2 threads: int8 4.8-5.2 -> 3.9-4.0 ms,
+// int4 5.5-5.7 -> 4.3-4.6, float8e4m3fn MX 5.3-5.6 -> 4.9-5.1.
+constexpr uint64_t kStretchColumns = 512;
 
-#if HWY_TARGET == HWY_AVX2
-// A large y goes out in whole 64-byte lines with non-temporal stores, as the quantize kernels'
-// does: a strip's row of codes (32 bytes of 8-bit codes, 16 of packed 4-bit, 8 of packed 2-bit)
-// is part of a line, so the strips of a line keep their rows' bytes (a block of at most
-// kPendingRows rows) and the one that fills the line streams each row's line whole. Stored
-// directly, each part waits for its line to be read for ownership (the rows are 4 KiB or more
-// apart) and the line is written back later: int8 blocks of 32 along the first axis of
-// [4096, 4096] ran at 0.62 of plain Q's speed (which streams its y), 0.67-0.86 with whole lines
-// across runs (Zen 3, 2 threads; the Python door's timings moved more between processes than the
-// change). Smaller outputs keep direct stores: packed int4 at 16M (8 MiB) ran 6.1-6.3 ms so,
-// 6.7-6.9 with lines held and stored whole, 5.9-6.2 with them streamed. An output whose rows do
-// not start on lines (a numpy array passed as out= starts 16 bytes into one) keeps them too; the
-// Python module's own outputs start on lines.
-constexpr uint64_t kPendingRows = 128;
-HWY_INLINE bool SlabsStreamLines(const DynamicGroups& d) {
+// Whether a large y goes out in whole lines with non-temporal stores: where every row's stretch
+// starts on a line (kStretchColumns codes are whole lines; a last stretch may not be, and takes
+// direct stores). Packed int4 of 16M elements (8 MiB) counts as large here: streamed, it ran
+// 5.8-6.4 ms against 6.5-7.1 stored (Zen 2, before the rows were packed in vectors).
+HWY_INLINE bool StretchesStream(const DynamicGroups& d) {
   const uint64_t code_bits = d.y_type->bits < 8 && d.y_layout == SubByteLayout::kPacked ? d.y_type->bits : 8;
-  return kStripVectors == 4 && d.y_bytes >= kStreamingOutputBytes && d.inner * code_bits % (8 * kLine) == 0 &&
-         reinterpret_cast<uintptr_t>(d.y) % kLine == 0 && d.block <= kPendingRows;
+  return d.y_bytes >= kStreamingOutputBytes / 2 && d.inner * code_bits % (8 * kLine) == 0 &&
+         reinterpret_cast<uintptr_t>(d.y) % kLine == 0;
 }
-#endif
 
 template <class Output, ElementType kX>
-void QuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last) {
+void QuantizeStretches(const DynamicGroups& d, uint64_t first, uint64_t last) {
   using T = typename XInput<kX>::T;
-  constexpr size_t K = kStripVectors;
   constexpr bool kInteger = Output::kIsInteger;
   constexpr int kBits = Output::kCodeBits;
   const DF df;
+  const DI di;
   const size_t N = hn::Lanes(df);
-  const size_t width = K * N;  // columns per strip
   const uint64_t inner = d.inner;
-  const uint64_t whole = inner / width * width;  // columns in whole strips
+  const uint64_t whole = inner / N * N;  // columns the stretches take
   const T* const x_data = static_cast<const T*>(d.x);
   uint8_t* const y_data = static_cast<uint8_t*>(d.y);
   const bool packed = kBits < 8 && d.y_layout == SubByteLayout::kPacked;
   const bool one_code_per_byte = kBits < 8 && !packed;
+  const uint64_t code_bits = packed ? kBits : 8;
+  const bool stream = StretchesStream(d);
   const auto slab_start = [&](uint64_t s) {  // element index of the slab's first row
     const uint64_t o = s / d.blocks, b = s % d.blocks;
     return (o * d.axis_dim + std::min(d.axis_dim, b * d.block)) * inner;
   };
-  // A strip: its first row's first element, its slab's rows, its first group; where its rows'
-  // lines ahead are (ahead, an element offset from each row) and for how many rows.
-  struct Strip {
-    uint64_t element, rows, group;
-    int64_t ahead;
-    uint64_t ahead_rows;
+  // A stretch: its slab, first column and columns; its first row's first element; its rows; its
+  // first group.
+  struct Stretch {
+    uint64_t slab, column, columns, element, rows, group;
   };
-  const size_t ahead_elements = kSlabAheadBytes / sizeof(T);
-  const auto strip_of = [&](uint64_t s, uint64_t start, uint64_t end, uint64_t next_end, uint64_t column) {
-    Strip strip{start + column, (end - start) / inner, s * inner + column, static_cast<int64_t>(ahead_elements),
-                (end - start) / inner};
-    if (column + ahead_elements >= inner) {  // into the next slab's rows, or none past the range
-      strip.ahead += static_cast<int64_t>(end - start) - static_cast<int64_t>(inner);
-      strip.ahead_rows = s + 1 < last ? std::min(strip.ahead_rows, (next_end - end) / inner) : 0;
-    }
-    return strip;
+  const auto stretch_at = [&](uint64_t s, uint64_t column) {
+    const uint64_t start = slab_start(s);
+    return Stretch{s, column, std::min<uint64_t>(kStretchColumns, whole - column), start + column,
+                   (slab_start(s + 1) - start) / inner, s * inner + column};
   };
-  // The strip being reduced: its extremes, lane-wise, and the sum of its values (QuickAccumulator's
-  // NaN test); once done, its finish.
-  VF lo[K], hi[K];
+  // The stretch being reduced: its columns' extremes and the sum of its values (QuickAccumulator's
+  // NaN test). The stretch being quantized: its columns' divisors and bounds.
+  HWY_ALIGN float lo[kStretchColumns], hi[kStretchColumns], scale[kStretchColumns];
+  HWY_ALIGN float bound_lo[kInteger ? kStretchColumns : 1], bound_hi[kInteger ? kStretchColumns : 1];
+  HWY_ALIGN int32_t bias[kInteger ? kStretchColumns : 1];
+  HWY_ALIGN uint8_t codes[kStretchColumns], packed_codes[kStretchColumns];
   VF check = hn::Zero(df);
-  BatchFinish f[K];
-  const auto reduce_row = [&](const Strip& strip, uint64_t r) HWY_ATTR {
-    const T* x = x_data + strip.element + r * inner;
-    for (size_t k = 0; k < K; ++k) {
-      const VF v = XInput<kX>::Load(x + k * N);
-      lo[k] = hn::Min(lo[k], v);
-      hi[k] = hn::Max(hi[k], v);
-      check = hn::Add(check, v);
-    }
-    if (r < strip.ahead_rows) {
-      // The address as an integer: near x's end it may lie past the array (a prefetch of it is
-      // dropped), which a pointer may not.
-      const uintptr_t ahead = reinterpret_cast<uintptr_t>(x) + static_cast<uintptr_t>(strip.ahead) * sizeof(T);
-      for (size_t b = 0; b < width * sizeof(T); b += 64) PrefetchForLater(reinterpret_cast<const void*>(ahead + b));
-    }
-  };
-  const auto start_reduction = [&]() HWY_ATTR {
+  const auto start_reduction = [&](const Stretch& st) HWY_ATTR {
+    const VF positive_infinity = hn::Set(df, std::numeric_limits<float>::infinity());
     check = hn::Zero(df);
-    for (size_t k = 0; k < K; ++k) {
-      lo[k] = hn::Set(df, std::numeric_limits<float>::infinity());
-      hi[k] = hn::Neg(lo[k]);
+    for (uint64_t j = 0; j < st.columns; j += N) {
+      hn::Store(positive_infinity, df, lo + j);
+      hn::Store(hn::Neg(positive_infinity), df, hi + j);
     }
   };
-  const auto finish_reduction = [&]() HWY_ATTR {
+  const auto reduce_vector = [&](VF v, uint64_t j, VF& sum) HWY_ATTR {
+    hn::Store(hn::Min(hn::Load(df, lo + j), v), df, lo + j);
+    hn::Store(hn::Max(hn::Load(df, hi + j), v), df, hi + j);
+    sum = hn::Add(sum, v);
+  };
+  const auto reduce_row = [&](const Stretch& st, uint64_t r) HWY_ATTR {
+    const T* x = x_data + st.element + r * inner;
+    VF sum = hn::Zero(df);
+    for (uint64_t j = 0; j < st.columns; j += N) reduce_vector(XInput<kX>::Load(x + j), j, sum);
+    check = hn::Add(check, sum);
+  };
+  // Stores the stretch's scales and zero points and keeps its operands, or returns false where
+  // the fallback must take it (a NaN or both infinities in its sums; a lane the vector finish
+  // leaves to the scalar one): the fallback then writes every scale and zero point of the stretch.
+  const auto finish = [&](const Stretch& st) HWY_ATTR {
     if (!hn::AllFalse(df, hn::IsNaN(check))) return false;
-    bool ordinary = true;
-    for (size_t k = 0; k < K; ++k) ordinary &= FinishLanes<kInteger>(d.finish, lo[k], hi[k], &f[k]);
-    return ordinary;
-  };
-  HWY_ALIGN uint8_t codes[K * HWY_MAX_BYTES / 4];  // a packed row's codes, one per byte
-#if HWY_TARGET == HWY_AVX2
-  const uint64_t code_bits = packed ? kBits : 8;
-  const uint64_t strip_bytes = width * code_bits / 8;
-  const bool stream_lines = SlabsStreamLines(d);
-  HWY_ALIGN uint8_t pending[kPendingRows * kLine];
-  uint64_t pending_bytes = 0;   // bytes of each row's line held in `pending`, from the line's start
-  uint64_t pending_element = 0, pending_rows = 0;  // the line's first strip: its first element, rows
-  const auto store_pending = [&]() HWY_ATTR {  // with ordinary stores: the line's rest will not come
-    for (uint64_t r = 0; r < pending_rows; ++r) {
-      std::memcpy(y_data + (pending_element + r * inner) * code_bits / 8, pending + r * kLine, pending_bytes);
+    for (uint64_t j = 0; j < st.columns; j += N) {
+      BatchFinish f;
+      if (!FinishLanes<kInteger>(d.finish, hn::Load(df, lo + j), hn::Load(df, hi + j), &f)) return false;
+      const LaneOperands<Output> operands = StoreFinished<Output>(d, f, st.group + j);
+      hn::Store(operands.scale, df, scale + j);
+      if constexpr (kInteger) {
+        hn::Store(operands.bounds.lo, df, bound_lo + j);
+        hn::Store(operands.bounds.hi, df, bound_hi + j);
+        hn::Store(operands.bounds.bias, di, bias + j);
+      }
     }
-    pending_bytes = 0;
+    return true;
   };
-#endif
-  [[maybe_unused]] const VI byte_mask = hn::Set(DI(), 0xFF);
-  // The sequence of strips: slab s's columns [0, whole) left to right, then slab s + 1's.
-  uint64_t s = first, start = slab_start(s), end = slab_start(s + 1), next_end = slab_start(s + 2), column = 0;
-  Strip strip = strip_of(s, start, end, next_end, column);
-  start_reduction();
-  for (uint64_t r = 0; r < strip.rows; ++r) reduce_row(strip, r);
-  bool ready = finish_reduction();
+  // Row r of st quantized; with `next` (as wide as st), row r of next reduced between the
+  // divisions, each of its lines asking for the line two rows further down.
+  const auto quantize_row = [&](const Stretch& st, uint64_t r, const Stretch* next) HWY_ATTR {
+    const uint64_t element = st.element + r * inner;
+    const T* x = x_data + element;
+    if (next != nullptr) {
+      const T* x_next = x_data + next->element + r * inner;
+      const bool ahead = r + 2 < next->rows;
+      VF sum = hn::Zero(df);
+      for (uint64_t j = 0; j < st.columns; j += N) {
+        const VF v = XInput<kX>::Load(x_next + j);
+        if (ahead && (j * sizeof(T)) % kLine == 0) PrefetchForLater(x_next + 2 * inner + j);
+        typename Output::Bounds b{};
+        if constexpr (kInteger) b = {hn::Load(df, bound_lo + j), hn::Load(df, bound_hi + j), hn::Load(di, bias + j)};
+        const VF q = hn::Div(XInput<kX>::Load(x + j), hn::Load(df, scale + j));
+        StoreLowBytes(QuotientCodes<Output>(d, q, b, one_code_per_byte), codes + j);
+        reduce_vector(v, j, sum);
+      }
+      check = hn::Add(check, sum);
+    } else {
+      for (uint64_t j = 0; j < st.columns; j += N) {
+        typename Output::Bounds b{};
+        if constexpr (kInteger) b = {hn::Load(df, bound_lo + j), hn::Load(df, bound_hi + j), hn::Load(di, bias + j)};
+        const VF q = hn::Div(XInput<kX>::Load(x + j), hn::Load(df, scale + j));
+        StoreLowBytes(QuotientCodes<Output>(d, q, b, one_code_per_byte), codes + j);
+      }
+    }
+    const uint8_t* row = codes;
+    if constexpr (kBits < 8) {
+      if (packed) {
+        PackCodeRow<kBits>(codes, st.columns, packed_codes);
+        row = packed_codes;
+      }
+    }
+    uint8_t* const to = y_data + element * code_bits / 8;
+    const uint64_t bytes = st.columns * code_bits / 8;
+    if (stream && bytes % kLine == 0) {
+      for (uint64_t i = 0; i < bytes; i += kLine) StreamLine(row + i, to + i);
+    } else {
+      std::memcpy(to, row, bytes);
+    }
+  };
+  // The sequence of stretches: slab s's columns [0, whole) left to right, then slab s + 1's.
+  Stretch st = stretch_at(first, 0);
+  start_reduction(st);
+  for (uint64_t r = 0; r < st.rows; ++r) reduce_row(st, r);
+  bool ready = finish(st);
   for (;;) {
-    // The strip after this one.
-    const bool slab_ends = column + width == whole;
-    const bool has_next = !slab_ends || s + 1 < last;
-    Strip next = strip;
-    if (has_next) {
-      next = slab_ends ? strip_of(s + 1, end, next_end, slab_start(s + 3), 0)
-                       : strip_of(s, start, end, next_end, column + width);
-    }
+    const bool slab_ends = st.column + st.columns == whole;
+    const bool has_next = !slab_ends || st.slab + 1 < last;
+    const Stretch next = has_next ? stretch_at(slab_ends ? st.slab + 1 : st.slab, slab_ends ? 0 : st.column + st.columns) : st;
+    if (has_next) start_reduction(next);
+    // Rows of next reduced beside st's: where both are as wide, up to the shorter's rows.
+    const uint64_t both = ready && has_next && next.columns == st.columns ? std::min(st.rows, next.rows) : 0;
     if (!ready) {
-#if HWY_TARGET == HWY_AVX2
-      if (pending_bytes != 0) store_pending();
-#endif
-      d.fallback(d.fallback_context, strip.group, strip.group + width);
-      if (has_next) {
-        start_reduction();
-        for (uint64_t r = 0; r < next.rows; ++r) reduce_row(next, r);
-      }
+      d.fallback(d.fallback_context, st.group, st.group + st.columns);
     } else {
-      LaneOperands<Output> operands[K];
-      for (size_t k = 0; k < K; ++k) operands[k] = StoreFinished<Output>(d, f[k], strip.group + k * N);
-      if (has_next) start_reduction();
-      const uint64_t both = has_next ? std::min(strip.rows, next.rows) : 0;
-#if HWY_TARGET == HWY_AVX2
-      // The strip's bytes of each row go to `pending` where they continue the bytes held there
-      // (a strip the fallback took ends that), and the strip that fills the line streams it.
-      const bool to_pending = stream_lines && (column * code_bits / 8) % kLine == pending_bytes;
-      const bool completes_lines = to_pending && pending_bytes + strip_bytes == kLine;
-      if (to_pending && pending_bytes == 0) {
-        pending_element = strip.element;
-        pending_rows = strip.rows;
-      }
-#endif
-      for (uint64_t r = 0; r < strip.rows; ++r) {
-        const T* x = x_data + strip.element + r * inner;
-        uint8_t* const y_row = y_data + (packed ? 0 : strip.element + r * inner);
-        VI c[K];
-        for (size_t k = 0; k < K; ++k) {
-          const VF q = hn::Div(XInput<kX>::Load(x + k * N), operands[k].scale);
-          c[k] = QuotientCodes<Output>(d, q, operands[k].bounds, one_code_per_byte);
-        }
-        uint8_t* const packed_row = y_data + (strip.element + r * inner) * kBits / 8;
-#if HWY_TARGET == HWY_AVX2
-        if constexpr (K == 4) {
-          // The row's 32 codes as bytes in one register; 4-bit ones packed there too: each
-          // 16-bit lane's two codes to its low byte (low code in the low nibble), then the low
-          // bytes of both 128-bit halves to 16 bytes.
-          const __m256i bytes = LowBytes4(c[0], c[1], c[2], c[3], byte_mask);
-          uint8_t* const to = to_pending ? pending + r * kLine + pending_bytes : packed ? packed_row : y_row;
-          if (!packed) {
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), bytes);
-          } else if constexpr (kBits == 4) {
-            const __m256i pairs = _mm256_or_si256(_mm256_and_si256(bytes, _mm256_set1_epi16(0x000F)),
-                                                  _mm256_and_si256(_mm256_srli_epi16(bytes, 4), _mm256_set1_epi16(0x00F0)));
-            const __m256i narrowed = _mm256_permute4x64_epi64(_mm256_packus_epi16(pairs, pairs), 0b1000);  // qwords 0, 2
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(to), _mm256_castsi256_si128(narrowed));
-          } else if constexpr (kBits == 2) {
-            _mm256_store_si256(reinterpret_cast<__m256i*>(codes), bytes);
-            PackCodeBytes<kBits>(codes, width, to);
-          }
-          if (completes_lines) StreamLine(pending + r * kLine, (packed ? packed_row : y_row) - pending_bytes);
-        } else
-#endif
-        {
-          for (size_t k = 0; k < K; ++k) StoreLowBytes(c[k], (packed ? codes : y_row) + k * N);
-          if constexpr (kBits < 8) {
-            if (packed) PackCodeBytes<kBits>(codes, width, packed_row);
-          }
-        }
-        if (r < both) reduce_row(next, r);
-      }
-      for (uint64_t r = both; has_next && r < next.rows; ++r) reduce_row(next, r);
-#if HWY_TARGET == HWY_AVX2
-      if (to_pending) pending_bytes = completes_lines ? 0 : pending_bytes + strip_bytes;
-#endif
+      for (uint64_t r = 0; r < st.rows; ++r) quantize_row(st, r, r < both ? &next : nullptr);
     }
-    if (slab_ends && whole < inner) d.fallback(d.fallback_context, s * inner + whole, (s + 1) * inner);
+    for (uint64_t r = both; has_next && r < next.rows; ++r) reduce_row(next, r);
+    if (slab_ends && whole < inner) d.fallback(d.fallback_context, st.slab * inner + whole, (st.slab + 1) * inner);
     if (!has_next) break;
-    ready = finish_reduction();
-    if (slab_ends) {
-      ++s;
-      start = end;
-      end = next_end;
-      next_end = slab_start(s + 2);
-      column = 0;
-    } else {
-      column += width;
-    }
-    strip = next;
+    ready = finish(next);
+    st = next;
   }
-#if HWY_TARGET == HWY_AVX2
-  if (pending_bytes != 0) store_pending();  // not expected: slabs' rows are whole lines
   // Streaming stores are weakly ordered: complete them before the task reports itself done.
-  if (stream_lines) _mm_sfence();
-#endif
+  if (stream) hwy::FlushStream();
 }
 
 // float32 x unrolls groups of 1, 2 and 4 vectors; the rest loop over their vectors.
@@ -542,11 +524,11 @@ void QuantizeGroupsOfX(const DynamicGroups& d, uint64_t first, uint64_t last) {
 }
 
 template <class Output>
-void QuantizeSlabsOfX(const DynamicGroups& d, uint64_t first, uint64_t last) {
+void QuantizeStretchesOfX(const DynamicGroups& d, uint64_t first, uint64_t last) {
   switch (d.x_type) {
-    case ElementType::kFloat32: return QuantizeSlabs<Output, ElementType::kFloat32>(d, first, last);
-    case ElementType::kFloat16: return QuantizeSlabs<Output, ElementType::kFloat16>(d, first, last);
-    case ElementType::kBfloat16: return QuantizeSlabs<Output, ElementType::kBfloat16>(d, first, last);
+    case ElementType::kFloat32: return QuantizeStretches<Output, ElementType::kFloat32>(d, first, last);
+    case ElementType::kFloat16: return QuantizeStretches<Output, ElementType::kFloat16>(d, first, last);
+    case ElementType::kBfloat16: return QuantizeStretches<Output, ElementType::kBfloat16>(d, first, last);
     default: d.fallback(d.fallback_context, first * d.inner, last * d.inner);
   }
 }
@@ -604,19 +586,19 @@ void DynamicQuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last
   d.fallback(d.fallback_context, first, last);
 }
 
-// Integer codes take the strips wherever a slab's rows hold a strip. Float8 and float4 codes (MX
-// scales) take them only where their lines stream. With direct stores, float8 codes ran slower
-// than through the slab path (reduce the slab's columns, then the quantize kernel over its rows)
-// for rows of 4000 to 4064 elements (Zen 3, 16M float32 to float8e4m3fn, MX blocks of 32 along the
-// first axis: 9.4-9.6 against 6.2-6.4 ms) and no faster for 4096. Streamed, [4096, 4096] went
-// from 0.71-0.72 of plain Q's speed to 0.79-0.85, rows of 4032 stayed at 0.72-0.76, and float4
-// codes one per byte from 0.70-0.72 to 0.75-0.82 (packed ones at [8192, 4096]: unchanged).
+// Integer codes take the stretches wherever a slab's rows hold a vector. Float8 and float4 codes
+// (MX scales) take them only where their lines stream (StretchesStream). With direct stores,
+// float8 codes through the strips this loop replaced ran slower than through the slab path
+// (reduce the slab's columns, then the quantize kernel over its rows) for rows of 4000 to 4064
+// elements (Zen 3, 16M float32 to float8e4m3fn, MX blocks of 32 along the first axis: 9.4-9.6
+// against 6.2-6.4 ms) and no faster for 4096; streamed, [4096, 4096] went from 0.71-0.72 of plain
+// Q's speed to 0.79-0.85. Not measured again for stretches.
 bool DynamicSlabsTake(const DynamicGroups& d) {
 #if QDQ_HAVE_FOLD_EACH
-  if (d.inner < kStripVectors * hn::Lanes(DF())) return false;
+  if (d.inner < hn::Lanes(DF())) return false;
   if (is_integer_finish(d.finish.kind)) return WithOutput(d, []<class Output>() {});
 #if HWY_TARGET == HWY_AVX2
-  if (is_mx_finish(d.finish.kind)) return SlabsStreamLines(d);
+  if (is_mx_finish(d.finish.kind)) return StretchesStream(d);
 #endif
 #endif
   (void)d;
@@ -628,7 +610,7 @@ void DynamicQuantizeSlabs(const DynamicGroups& d, uint64_t first, uint64_t last)
 #if QDQ_HAVE_FOLD_EACH
   // Only the AVX2 target has instances for float codes (DynamicSlabsTake admits them there alone).
   if (DynamicSlabsTake(d) && WithOutput(d, [&]<class Output>() HWY_ATTR {
-        if constexpr (Output::kIsInteger || HWY_TARGET == HWY_AVX2) QuantizeSlabsOfX<Output>(d, first, last);
+        if constexpr (Output::kIsInteger || HWY_TARGET == HWY_AVX2) QuantizeStretchesOfX<Output>(d, first, last);
       })) {
     return;
   }

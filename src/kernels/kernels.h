@@ -94,7 +94,7 @@ struct DynamicGroups {
   uint64_t y_bytes = 0;
   // Groups [first, last) that the loops leave to the general path (a batch the vector finish
   // does not decide: a NaN, an all-zero or infinite range; a range's last groups short of a
-  // batch; a slab's columns past its last whole strip): they are reduced, finished and quantized
+  // batch; a slab's columns past its last whole vector): they are reduced, finished and quantized
   // there, as dynamic_quantize would otherwise.
   void (*fallback)(void* context, uint64_t first, uint64_t last) = nullptr;
   void* fallback_context = nullptr;
@@ -109,15 +109,15 @@ bool dynamic_groups_fit(uint64_t group);
 // whole bytes).
 void dynamic_quantize_groups(const DynamicGroups& d, uint64_t first, uint64_t last);
 
-// Whether dynamic_quantize_slabs runs d's slabs in its strips on the target dispatch picks (false:
+// Whether dynamic_quantize_slabs runs d's slabs in stretches on the target dispatch picks (false:
 // it would send them all to the fallback, so the caller's own slab path is better). d's geometry,
 // codes, finish, y and y_bytes must be set.
 bool dynamic_slabs_take(const DynamicGroups& d);
 
 // Slabs [first, last) of d, d.group unused (packed y: inner a multiple of 8; packed zero points:
 // of the codes per byte), for the d dynamic_slabs_take admits (others go to the fallback). Blocks
-// along a non-last axis, each slab in strips of columns whose vectors are batches of groups as they
-// stand, the next strip reduced between this strip's divisions.
+// along a non-last axis, each slab in stretches of columns (each column one group) reduced a row
+// at a time, the next stretch's rows reduced between this stretch's divisions.
 void dynamic_quantize_slabs(const DynamicGroups& d, uint64_t first, uint64_t last);
 
 // Whether a SideReduction beside the quantization beats reducing each chunk before quantizing it,
