@@ -509,22 +509,27 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
   }
 }
 
-// Slabs whose y is large enough to be streamed (16 MiB or more) and starts on a cache line, as
-// the Python module's outputs do: on AVX2 the strips of each row's line are held and the line is
-// written whole with non-temporal stores (kernels/dynamic.cpp). NaNs and infinities send some
-// strips to the fallback, which ends a line's holding early (the held bytes are stored, and the
-// line's later strips store theirs directly). 8-bit codes, both 4-bit layouts and packed 2-bit
-// codes (two, four and eight strips per line), integer codes with min-max scales and float8 /
-// float4 codes with MX scales, on AVX2 and the default target.
-TEST_F(ToolkitTargets, DynamicSlabsWithALargeAlignedOutputEqualQparamsThenQuantize) {
+// Outputs large enough to be streamed (16 MiB or more, 8 MiB for packed 4-bit slabs) that start
+// on a cache line, as the Python module's outputs do: slabs' rows of stretches and short groups'
+// batches go out in whole lines with non-temporal stores (kernels/dynamic.cpp). NaNs and
+// infinities send some stretches and batches to the fallback, which stores its codes directly
+// between streamed ones. Blocks along the first axis: 8-bit codes, both 4-bit layouts and packed
+// 2-bit codes, integer codes with min-max scales and float8 / float4 codes with MX scales; blocks
+// along the last axis: 8-bit codes in batches (blocks of 128) and one group at a time (rows of
+// 4096 elements per block). On every target.
+TEST_F(ToolkitTargets, DynamicWithALargeAlignedOutputEqualsQparamsThenQuantize) {
   struct Case {
     ElementType type, x_type;
     SubByteLayout layout;
     std::vector<int64_t> shape;
     ScaleMethod method = ScaleMethod::kMinMax;
+    int64_t axis = 0, block = 32;
   };
   using E = ElementType;
   const Case cases[] = {
+      {E::kInt8, E::kFloat32, SubByteLayout::kPacked, {4096, 4096}, ScaleMethod::kSymmetric, 1, 128},
+      {E::kUint8, E::kBfloat16, SubByteLayout::kPacked, {4096, 4096}, ScaleMethod::kMinMax, 1, 4096},
+      {E::kFloat8E4M3FN, E::kFloat32, SubByteLayout::kPacked, {4096, 4096}, ScaleMethod::kMxFloor, 1, 32},
       {E::kInt8, E::kFloat32, SubByteLayout::kPacked, {4096, 4096}},
       {E::kUint4, E::kBfloat16, SubByteLayout::kOneCodePerByte, {4096, 4096}},
       {E::kInt4, E::kBfloat16, SubByteLayout::kPacked, {8192, 4096}},
@@ -570,19 +575,20 @@ TEST_F(ToolkitTargets, DynamicSlabsWithALargeAlignedOutputEqualQparamsThenQuanti
     const uint32_t inf = c.x_type == E::kFloat32 ? 0x7F800000u : c.x_type == E::kBfloat16 ? 0x7F80u : 0x7C00u;
     const uint32_t sign = 1u << (xt.bits - 1);
     for (int k = 0; k < 300; ++k) codec::store_code(x.get(), xt, nan_at(rng), k < 200 ? nan : k % 2 ? inf : inf | sign);
-    const bool mx = c.method != ScaleMethod::kMinMax;
+    const bool mx = c.method == ScaleMethod::kMxFloor || c.method == ScaleMethod::kMxCeil || c.method == ScaleMethod::kMxEven ||
+                    c.method == ScaleMethod::kMxRceil;
     const E scale_type = mx ? E::kFloat8E8M0 : E::kFloat32;
     QparamsOptions o;
     o.quantized_type = c.type;
     o.scale_type = scale_type;
     o.method = c.method;
     o.granularity = Granularity::kBlocked;
-    o.axis = 0;
-    o.block_size = 32;
+    o.axis = c.axis;
+    o.block_size = c.block;
     const std::vector<int64_t> qshape = qparams_shape(c.shape, o).value();
     const uint64_t groups = static_cast<uint64_t>(qshape[0] * qshape[1]);
     const uint64_t y_bytes = storage_bytes(c.type, n, c.layout);
-    ASSERT_GE(y_bytes, uint64_t{16} << 20);
+    ASSERT_GE(y_bytes, uint64_t{8} << 20);
     auto y = aligned(y_bytes), want_y = aligned(y_bytes);
     const uint64_t scale_bytes = groups * info(scale_type).bytes_per_element();
     std::vector<uint8_t> scale(scale_bytes), want_scale(scale_bytes), zp(groups), want_zp(groups);
@@ -590,19 +596,18 @@ TEST_F(ToolkitTargets, DynamicSlabsWithALargeAlignedOutputEqualQparamsThenQuanti
     const TensorView want_sv{scale_type, qshape, want_scale.data()};
     const TensorView want_zpv{c.type, qshape, want_zp.data(), c.layout};
     MutableTensorView zv{c.type, qshape, zp.data(), c.layout}, want_zv{c.type, qshape, want_zp.data(), c.layout};
-    ASSERT_TRUE(compute_qparams(xv, o, {scale_type, qshape, want_scale.data()}, mx ? nullptr : &want_zv).ok());
+    const Status qparams = compute_qparams(xv, o, {scale_type, qshape, want_scale.data()}, mx ? nullptr : &want_zv);
+    ASSERT_TRUE(qparams.ok()) << qparams.message();
     QuantizeLinearAttributes a;
-    a.axis = 0;
-    a.block_size = 32;
+    a.axis = c.axis;
+    a.block_size = c.block;
     if (mx) a.output_dtype = static_cast<int64_t>(c.type);
     ASSERT_TRUE(quantize_linear(xv, want_sv, mx ? nullptr : &want_zpv, a, {c.type, c.shape, want_y.get(), c.layout}).ok());
     for (int64_t target : kernels::supported_targets()) {
-      // The held lines are AVX2's (the other targets' slab loops store each strip, as the test
-      // above checks); the default target runs too, whatever it is.
-      if (target != kernels::supported_targets().front() && kernels::target_name(target) != "AVX2") continue;
       kernels::force_target(target);
       const std::string where = kernels::target_name(target) + " " + std::string(name(c.type)) +
-                                (c.layout == SubByteLayout::kPacked ? "" : " one code per byte") + ": ";
+                                (c.layout == SubByteLayout::kPacked ? "" : " one code per byte") + " axis " +
+                                std::to_string(c.axis) + " block " + std::to_string(c.block) + ": ";
       std::memset(y.get(), 0xA5, y_bytes);
       ASSERT_TRUE(
           dynamic_quantize(xv, o, {c.type, c.shape, y.get(), c.layout}, {scale_type, qshape, scale.data()}, mx ? nullptr : &zv)
