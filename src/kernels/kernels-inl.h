@@ -3568,8 +3568,41 @@ template <class Output, ElementType kX>
 void FakeQuantUniformBlock(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
                            const typename XInput<kX>::T* x, VF zp_constant, const typename Output::Bounds& bounds_constant,
                            float* out, uint8_t* mask) {
-  const size_t N = hn::Lanes(DF());
+  const DF df;
+  const size_t N = hn::Lanes(df);
   const size_t whole = k - k % N;
+  if (o.per_block && mask == nullptr && run.block <= 8 * N && (run.block_phase + offset) % run.block == 0 &&
+      whole % run.block == 0) {
+    // Short whole blocks of vectors (int4's 32, MX's 32) a block at a time in one loop: the
+    // general path's set-up per block (the stretch's bounds, the prefetch cursor, the NaN-scale
+    // test's branch) cost as much as the block's divisions.
+    const size_t block = static_cast<size_t>(run.block);
+    PrefetchPacer prefetch(c);
+    const size_t x_bytes = N * sizeof(typename XInput<kX>::T);
+    uint64_t b = 0;
+    for (size_t i = 0; i < whole; i += block, ++b) {
+      const float scale = o.scale.block[b];
+      if (std::isnan(scale)) {
+        FakeQuantStretch<Output, kX>(c, o, b, x + i, block, zp_constant, bounds_constant, out + i, nullptr);
+        continue;
+      }
+      const VF s = hn::Set(df, scale);
+      const VF zp = c.zero_point != nullptr ? hn::Set(df, o.zero_point.block[b]) : zp_constant;
+      const typename Output::Bounds bounds = c.zero_point != nullptr ? Output::MakeBounds(zp) : bounds_constant;
+      for (size_t v = i; v < i + block; v += N) {
+        prefetch.Step(x_bytes);
+        hn::StoreU(hn::Mul(DequantizedCode<Output>(c, hn::Div(XInput<kX>::Load(x + v), s), zp, bounds), s), df, out + v);
+      }
+    }
+    if (whole < k) {
+      HWY_ALIGN typename XInput<kX>::T x_tail[64];
+      HWY_ALIGN float out_tail[64];
+      FakeQuantStretch<Output, kX>(c, o, b, StageTail(x, whole, k, x_tail), N, zp_constant, bounds_constant, out_tail,
+                                   nullptr);
+      std::memcpy(out + whole, out_tail, (k - whole) * sizeof(float));
+    }
+    return;
+  }
   const uint64_t b = ForEachUniformStretch(run, offset, whole, o.per_block, [&](uint64_t block, size_t i, size_t count) HWY_ATTR {
     FakeQuantStretch<Output, kX>(c, o, block, x + i, count, zp_constant, bounds_constant, out + i,
                                  mask != nullptr ? mask + i : nullptr);
