@@ -433,11 +433,10 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, 0, 32, {16384, 8}, E::kFloat32, E::kFloat32, 0},
       {E::kUint4, ScaleMethod::kSymmetric, G::kBlocked, 0, 1000, {40, 64}},
       {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, 0, 4, {8, 12}},
-      // Slabs through kernels::dynamic_quantize_slabs (integer codes; rows at least a strip wide:
-      // 8 columns on SSSE3/SSE4, 32 on AVX2 and AVX-512), threaded, both layouts, rows with
-      // columns past the last whole strip, short last blocks, and specials and runs of +-3e38
-      // (overflowing ranges) sending some strips to the fallback; MX float codes through the
-      // slab path.
+      // Slabs through kernels::dynamic_quantize_slabs (integer codes; rows at least a vector
+      // wide), threaded, both layouts, rows with columns past the last whole vector, short last
+      // blocks, and specials and runs of +-3e38 (overflowing ranges) sending some stretches to
+      // the fallback; MX float codes through the slab path.
       {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, 0, 32, {96, 4096}, E::kFloat32, E::kFloat32, 20000, 20},
       {E::kUint8, ScaleMethod::kSymmetric, G::kBlocked, 1, 16, {4, 64, 520}, E::kFloat32, E::kFloat16, 5000, 9},
       {E::kInt8, ScaleMethod::kMinMax, G::kBlocked, 0, 64, {130, 2048}, E::kFloat32, E::kFloat32, 3000, 7},

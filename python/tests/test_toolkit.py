@@ -273,8 +273,8 @@ def test_float_qparams(qname, method):
     "qname, method, shape, block",
     [
         ("int4", "minmax", (64, 4100), 32),  # tiles of 4096 columns and a short one; both threads
-        ("uint4", "symmetric", (40, 2049), 16),  # odd inner: packed zero points finish on one thread
-        ("int2", "minmax", (24, 1032), 8),  # four zero points a byte
+        ("uint4", "symmetric", (40, 2049), 16),  # odd inner (the module's zero points are one a byte)
+        ("int2", "minmax", (24, 1032), 8),  # 2-bit codes, rows of 1,032
         ("int8", "symmetric_restricted", (33, 1030), 32),  # a short last block of rows
     ],
 )

@@ -105,9 +105,9 @@ HWY_INLINE VF E8M0Values(hn::Vec<DI> code) {
 }
 
 // Codes one per byte (their low bits; count a multiple of 8) packed two (4-bit) or four (2-bit)
-// to a byte, low bits first as the packed layout has them, eight codes per 64-bit word: a slab's
-// row holds a strip's few codes, too few for Pack's vectors, and a call per row cost more than
-// the row's divisions.
+// to a byte, low bits first as the packed layout has them, eight codes per 64-bit word: for a
+// vector of zero points, and the ends of rows PackCodeRow packs in vectors (a call of Pack per
+// row cost more than the row's divisions).
 static_assert(std::endian::native == std::endian::little, "the words below are read and written little-endian");
 template <int kBits>
 HWY_INLINE void PackCodeBytes(const uint8_t* codes, size_t count, uint8_t* out) {
@@ -312,7 +312,8 @@ void QuantizeGroups(const DynamicGroups& d, uint64_t first, uint64_t last) {
     if (stream && !pack_per_group) put(codes, y_batch, N * group);
     if (has_next) ready = FinishBatch<kInteger>(d.finish, e, &f);
   }
-  // Streaming stores are weakly ordered: complete them before the fallback or the caller reads y.
+  // Streaming stores are weakly ordered: complete them before the task reports itself done (the
+  // fallbacks' ordinary stores on this thread go to other lines).
   if (stream) hwy::FlushStream();
   if (end < last) d.fallback(d.fallback_context, end, last);
 }
@@ -364,10 +365,12 @@ HWY_INLINE void PackCodeRow(uint8_t* codes, size_t count, uint8_t* out) {
 // int4 5.5-5.7 -> 4.3-4.6, float8e4m3fn MX 5.3-5.6 -> 4.9-5.1.
 constexpr uint64_t kStretchColumns = 512;
 
-// Whether a large y goes out in whole lines with non-temporal stores: where every row's stretch
-// starts on a line (kStretchColumns codes are whole lines; a last stretch may not be, and takes
-// direct stores). Packed int4 of 16M elements (8 MiB) counts as large here: streamed, it ran
-// 5.8-6.4 ms against 6.5-7.1 stored (Zen 2, before the rows were packed in vectors).
+// Whether a large y goes out in whole lines with non-temporal stores: where y starts on a line and
+// every row is whole lines (then so is every stretch's part of it). Large is 8 MiB here, half the
+// quantize kernels' threshold, for every code width: packed int4 of 16M elements (8 MiB) ran
+// 5.8-6.4 ms streamed against 6.5-7.1 stored (Zen 2, before the rows were packed in vectors); the
+// other widths were measured at 16 MiB only, and MX codes (which take the stretches only where
+// they stream, on AVX2) between 8 and 16 MiB not at all.
 HWY_INLINE bool StretchesStream(const DynamicGroups& d) {
   const uint64_t code_bits = d.y_type->bits < 8 && d.y_layout == SubByteLayout::kPacked ? d.y_type->bits : 8;
   return d.y_bytes >= kStreamingOutputBytes / 2 && d.inner * code_bits % (8 * kLine) == 0 &&
