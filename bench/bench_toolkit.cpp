@@ -25,6 +25,9 @@ struct Cell {
   Granularity granularity;
   int64_t axis, block;
   ElementType scale_type = ElementType::kFloat32;
+  // Structured pruning: every 64th row and every 64th column of x all zeros (all-zero groups,
+  // which compute_qparams gives scale 1, in every batch or stretch of columns).
+  bool pruned = false;
 };
 
 const Cell kCells[] = {
@@ -41,6 +44,10 @@ const Cell kCells[] = {
      32, ElementType::kFloat8E8M0},
     {"float4_e2m1fn/mx_rceil/blocked_last32", ElementType::kFloat4E2M1, ScaleMethod::kMxRceil, Granularity::kBlocked, 1,
      32, ElementType::kFloat8E8M0},
+    {"int8/minmax/blocked_first32/pruned", ElementType::kInt8, ScaleMethod::kMinMax, Granularity::kBlocked, 0, 32,
+     ElementType::kFloat32, true},
+    {"int4/minmax/blocked_last32/pruned", ElementType::kInt4, ScaleMethod::kMinMax, Granularity::kBlocked, 1, 32,
+     ElementType::kFloat32, true},
 };
 
 enum class Mode { kDynamic, kQparams, kPlainQuantize };
@@ -59,6 +66,11 @@ Buffers make(const Cell& c, int64_t elements) {
   std::mt19937 g(1);
   std::normal_distribution<float> normal(0.0f, 3.0f);
   for (float& v : b.x) v = normal(g);
+  if (c.pruned) {
+    for (size_t i = 0; i < b.x.size(); ++i) {
+      if (i % 64 == 0 || i / 4096 % 64 == 0) b.x[i] = 0.0f;  // column i % 4096, row i / 4096
+    }
+  }
   b.options.quantized_type = c.type;
   b.options.scale_type = c.scale_type;
   b.options.method = c.method;

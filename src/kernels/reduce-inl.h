@@ -294,8 +294,9 @@ HWY_INLINE void ReduceGroupBatch(const void* x, uint64_t start, uint64_t group, 
 
 // The vector finish of the integer kinds (kMinMax, kSymmetric) in registers: the scalar finish's
 // arithmetic (toolkit/qparams.cpp) for the groups whose extremes are min, max (NaN as +0) and
-// `nan`, lane by lane. `ordinary` marks the lanes it decides; the others (a NaN, an all-zero or
-// infinite range, a finite range whose extent overflows) are the scalar finish's, and their
+// `nan`, lane by lane. `ordinary` marks the lanes it decides, all-zero ranges included (scale 1,
+// the neutral zero point); the others (a NaN, an infinite range, a finite range whose extent
+// overflows) are the scalar finish's, and their
 // scale and zero point here are unspecified. zero_point is the rounded zero point as a float (0
 // outside the ordinary lanes; kSymmetric: unused, the neutral zero point is constant).
 struct IntegerFinish {
@@ -313,13 +314,17 @@ HWY_INLINE IntegerFinish FinishIntegerVectors(const FinishConstants& c, VF min, 
   const VF low = hn::Min(min, zero);
   const VF high = hn::Max(max, zero);
   const VF extent = c.kind == VectorFinish::kMinMax ? hn::Sub(high, low) : hn::Max(hn::Neg(low), high);
-  // The scalar finish decides NaN groups, all-zero ranges and infinite ones (also a finite range
-  // whose extent overflows: that takes the saturation rule there).
+  // The scalar finish decides NaN groups and infinite ranges (also a finite range whose extent
+  // overflows: that takes the saturation rule there). An all-zero range (extent +0) is decided
+  // here, as the scalar finish decides it: scale 1; its zero point below is then qmin - (±0) / 1
+  // = qmin, the neutral one (kSymmetric's is constant). Left to the scalar finish, one all-zero
+  // column (a pruned channel) sent every batch or stretch holding it to the slow path.
   IntegerFinish f;
-  f.ordinary = hn::AndNot(nan, hn::And(hn::IsFinite(extent), hn::Ne(extent, zero)));
+  f.ordinary = hn::AndNot(nan, hn::IsFinite(extent));
   VF scale = hn::Div(extent, hn::Set(df, c.divisor));
   scale = hn::IfThenElse(hn::IsFinite(scale), scale, hn::Set(df, std::numeric_limits<float>::max()));
-  f.scale = hn::Max(scale, hn::Set(df, std::numeric_limits<float>::denorm_min()));
+  scale = hn::Max(scale, hn::Set(df, std::numeric_limits<float>::denorm_min()));
+  f.scale = hn::IfThenElse(hn::Eq(extent, zero), hn::Set(df, 1.0f), scale);
   if (c.kind != VectorFinish::kMinMax) {
     f.zero_point = zero;
     return f;
