@@ -882,6 +882,7 @@ TEST(KernelsLookUp, EveryWidthOnEveryTargetMatchesAScalarLoop) {
 // Byte codes whose low bits alone decide their entry (4- and 2-bit codes one per byte): with
 // index_bits the lookup may read just the first 2^index_bits entries (a permute on AVX-512). The
 // table repeats its first entries, as the tables of such plans do; codes are every byte value.
+// y starts at every halfword of a 64-byte line (streamed results begin at the first aligned one).
 TEST(KernelsLookUp, CodesDecidedByTheirLowBitsOnEveryTarget) {
   std::mt19937 random(92);
   for (unsigned index_bits : {4u, 2u}) {
@@ -897,11 +898,16 @@ TEST(KernelsLookUp, CodesDecidedByTheirLowBitsOnEveryTarget) {
       for (uint64_t i = begin; i < end; ++i) expected[i] = table[x[i]];
       for (int64_t target : kernels::supported_targets()) {
         kernels::force_target(target);
-        for (bool stream : {false, true}) {
-          std::vector<uint16_t> y(n, 0xCDCD);
-          kernels::look_up_codes(x.data(), 1, table, 16, y.data(), begin, end, index_bits, stream);
-          EXPECT_TRUE(y == expected) << index_bits << " index bits, [" << begin << ", " << end << ")"
-                                     << (stream ? " streamed" : "") << " on " << kernels::target_name(target);
+        for (size_t shift = 0; shift < 32; ++shift) {
+          for (bool stream : {false, true}) {
+            std::vector<uint16_t> storage(n + 64, 0xCDCD);
+            const size_t to_line = (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64 / sizeof(uint16_t);
+            uint16_t* y = storage.data() + to_line + shift;
+            kernels::look_up_codes(x.data(), 1, table, 16, y, begin, end, index_bits, stream);
+            EXPECT_TRUE(std::equal(expected.begin(), expected.end(), y))
+                << index_bits << " index bits, [" << begin << ", " << end << ") at halfword " << shift << " of a line"
+                << (stream ? " streamed" : "") << " on " << kernels::target_name(target);
+          }
         }
       }
       kernels::force_target(0);

@@ -126,15 +126,34 @@ void LookUp(const XCode* HWY_RESTRICT x, const Entry<kYBits>* HWY_RESTRICT table
 // Measured on the AVX-512 Xeon, look_up_codes over 64K random byte codes to 16-bit results in
 // cache, one thread, best of 20,000: the gather took 9.2 us (14 cycles or so per 32 codes), this
 // 5.5 us.
+// Stores the results of whole steps of 32 codes of [begin, end), results(i) those of codes
+// [i, i + 32), and returns where it stopped. stream (an output larger than the caches): with
+// non-temporal stores from the first 64-byte-aligned result on, the results before it one at a
+// time from the table (every entry, 2^8 of them, is readable). Without them a 16M lookup reads
+// each line of y before writing it: one per byte to float16, one thread to a core, int4 one per
+// byte -> float16 per-tensor took 2x the int8 kernel's time.
+template <class Results>
+HWY_INLINE uint64_t StoreStepsOfHalfwords(const uint8_t* HWY_RESTRICT x, const uint16_t* HWY_RESTRICT table,
+                                          uint16_t* HWY_RESTRICT out, uint64_t begin, uint64_t end, bool stream,
+                                          const Results& results) {
+  uint64_t i = begin;
+  if (stream && reinterpret_cast<uintptr_t>(out) % sizeof(uint16_t) == 0) {
+    for (; i < end && reinterpret_cast<uintptr_t>(out + i) % 64 != 0; ++i) out[i] = table[x[i]];
+    for (; i + 32 <= end; i += 32) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i), results(i));
+    hwy::FlushStream();
+    return i;
+  }
+  for (; i + 32 <= end; i += 32) _mm512_storeu_si512(out + i, results(i));
+  return i;
+}
+
 uint64_t LookUpBytesToHalfwordsByPermutes(const uint8_t* HWY_RESTRICT x, const uint16_t* HWY_RESTRICT table,
-                                          uint8_t* HWY_RESTRICT y, uint64_t begin, uint64_t end) {
+                                          uint8_t* HWY_RESTRICT y, uint64_t begin, uint64_t end, bool stream) {
   __m512i pairs[8];
   for (int r = 0; r < 8; ++r) pairs[r] = _mm512_loadu_si512(table + 32 * r);
   const __m512i bit6 = _mm512_set1_epi16(0x40);
   const __m512i bit7 = _mm512_set1_epi16(0x80);
-  auto* out = reinterpret_cast<uint16_t*>(y);
-  uint64_t i = begin;
-  for (; i + 32 <= end; i += 32) {
+  return StoreStepsOfHalfwords(x, table, reinterpret_cast<uint16_t*>(y), begin, end, stream, [&](uint64_t i) HWY_ATTR {
     const __m512i codes = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)));
     const __m512i from0 = _mm512_permutex2var_epi16(pairs[0], codes, pairs[1]);  // codes 0-63
     const __m512i from64 = _mm512_permutex2var_epi16(pairs[2], codes, pairs[3]);  // 64-127
@@ -144,9 +163,8 @@ uint64_t LookUpBytesToHalfwordsByPermutes(const uint8_t* HWY_RESTRICT x, const u
     const __mmask32 has7 = _mm512_test_epi16_mask(codes, bit7);
     const __m512i low = _mm512_mask_blend_epi16(has6, from0, from64);
     const __m512i high = _mm512_mask_blend_epi16(has6, from128, from192);
-    _mm512_storeu_si512(out + i, _mm512_mask_blend_epi16(has7, low, high));
-  }
-  return i;
+    return _mm512_mask_blend_epi16(has7, low, high);
+  });
 }
 
 // The same where a code's low five bits decide its entry (index_bits <= 5: 4- and 2-bit codes one
@@ -155,15 +173,12 @@ uint64_t LookUpBytesToHalfwordsByPermutes(const uint8_t* HWY_RESTRICT x, const u
 // lookup before), -> float16 4.43 -> 3.39 us (by the kernel before); 16M int4 -> float16, 2
 // threads: 1.42 -> 0.90 ms.
 uint64_t LookUpLowBitsToHalfwordsByPermute(const uint8_t* HWY_RESTRICT x, const uint16_t* HWY_RESTRICT table,
-                                           uint8_t* HWY_RESTRICT y, uint64_t begin, uint64_t end) {
+                                           uint8_t* HWY_RESTRICT y, uint64_t begin, uint64_t end, bool stream) {
   const __m512i entries = _mm512_loadu_si512(table);
-  auto* out = reinterpret_cast<uint16_t*>(y);
-  uint64_t i = begin;
-  for (; i + 32 <= end; i += 32) {
+  return StoreStepsOfHalfwords(x, table, reinterpret_cast<uint16_t*>(y), begin, end, stream, [&](uint64_t i) HWY_ATTR {
     const __m512i codes = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)));
-    _mm512_storeu_si512(out + i, _mm512_permutexvar_epi16(codes, entries));
-  }
-  return i;
+    return _mm512_permutexvar_epi16(codes, entries);
+  });
 }
 
 // 64-bit results (four 16-bit results of a byte of 2-bit codes): a 64-bit gather per vector.
@@ -304,8 +319,9 @@ void LookUpFrom(const XCode* x, const void* table, unsigned y_bits, uint8_t* y, 
     case 16:
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
       if constexpr (sizeof(XCode) == 1) {
-        begin = index_bits <= 5 ? LookUpLowBitsToHalfwordsByPermute(x, static_cast<const uint16_t*>(table), y, begin, end)
-                                : LookUpBytesToHalfwordsByPermutes(x, static_cast<const uint16_t*>(table), y, begin, end);
+        begin = index_bits <= 5
+                    ? LookUpLowBitsToHalfwordsByPermute(x, static_cast<const uint16_t*>(table), y, begin, end, stream)
+                    : LookUpBytesToHalfwordsByPermutes(x, static_cast<const uint16_t*>(table), y, begin, end, stream);
       }
 #endif
       if constexpr (sizeof(XCode) == 1) {

@@ -18,8 +18,9 @@ inline constexpr unsigned kLookUpTablePadding = 4;
 // bits alone (table[c] == table[c mod 2^index_bits] for every c, as for 4- and 2-bit codes
 // stored one per byte, whose high bits are not theirs), so the lookup may read the first
 // 2^index_bits entries only. stream: the results may be written with non-temporal stores, for an
-// output larger than the caches (kStreamingOutputBytes); the lookups that can (byte codes whose
-// low four bits decide them, to 16-bit results) do, the others store as usual.
+// output larger than the caches (kStreamingOutputBytes); the lookups that can (byte codes to
+// 16-bit results: on AVX-512 every such lookup, elsewhere those whose low four bits decide the
+// entry) do, the others store as usual.
 void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned y_bits, void* y, uint64_t begin,
                    uint64_t end, unsigned index_bits = 8, bool stream = false);
 
