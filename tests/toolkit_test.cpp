@@ -459,8 +459,8 @@ TEST_F(ToolkitTargets, DynamicQuantizeEqualsQparamsThenQuantizeOnEveryTarget) {
       {E::kInt2, ScaleMethod::kMinMax, G::kBlocked, 1, 4, {3, 9, 1552}, E::kFloat32, E::kBfloat16, 0, 7},
       // Short whole groups of float32 x to <= 8-bit integers (kernels::dynamic_quantize_groups on
       // the targets whose 1, 2 or 4 vectors make the group: 4 to 64 elements), threaded, with
-      // batches the vector finish leaves to the fallback (NaN, infinities, all-zero and
-      // overflowing ranges) and group counts that leave tasks a tail short of a batch.
+      // batches the vector finish leaves to the fallback (NaN, infinities, overflowing ranges),
+      // all-zero groups it decides, and group counts that leave tasks a tail short of a batch.
       {E::kInt4, ScaleMethod::kMinMax, G::kBlocked, -1, 32, {70, 4096}, E::kFloat32, E::kFloat32, 20000, 20},
       {E::kUint4, ScaleMethod::kMinMax, G::kBlocked, 1, 16, {130, 1040}, E::kFloat32, E::kFloat32, 0, 5},
       {E::kInt8, ScaleMethod::kSymmetric, G::kBlocked, -1, 64, {33, 4096}, E::kFloat32, E::kFloat32, 30000, 40},

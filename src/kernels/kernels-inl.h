@@ -3166,7 +3166,8 @@ HWY_INLINE void DequantizeUniform(const typename Input::T* x, size_t count, floa
 }
 
 // One block of a run with constant operands (per-tensor) or one scale and zero point per
-// whole-vector block (per_block): DequantizeUniform over each stretch of equal operands, the
+// whole-vector block (per_block): DequantizeUniform over each stretch of equal operands (blocks
+// of up to 8 vectors that start on the block's first element: one loop a block at a time), the
 // partial last vector through zero-padded copies.
 template <class Input, ElementType kOut, typename YT>
 void DequantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t offset, size_t k, const Operands& o,
@@ -3194,14 +3195,7 @@ void DequantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t off
         DequantizeUniform<Input, kOut>(x + i, block, scale, zp, subtract, out + i);
         continue;
       }
-      const VF s = hn::Set(df, scale);
-      if (subtract) {
-        for (size_t v = i; v < i + block; v += N) {
-          StoreAsOutput<kOut, kMayBeNaN>(hn::Mul(hn::Sub(Input::Load(x + v), zp), s), out + v);
-        }
-      } else {
-        for (size_t v = i; v < i + block; v += N) StoreAsOutput<kOut, kMayBeNaN>(hn::Mul(Input::Load(x + v), s), out + v);
-      }
+      DequantizeUniformProducts<Input, kOut, kMayBeNaN>(x + i, block, hn::Set(df, scale), zp, subtract, out + i);
     }
     if (whole < k) {
       HWY_ALIGN typename Input::T x_tail[64];

@@ -93,7 +93,7 @@ struct DynamicGroups {
   // the loops fill whole lines (the quantize kernels' kStreamingOutputBytes rule).
   uint64_t y_bytes = 0;
   // Groups [first, last) that the loops leave to the general path (a batch the vector finish
-  // does not decide: a NaN, an all-zero or infinite range; a range's last groups short of a
+  // does not decide: a NaN, an infinite or overflowing range; a range's last groups short of a
   // batch; a slab's columns past its last whole vector): they are reduced, finished and quantized
   // there, as dynamic_quantize would otherwise.
   void (*fallback)(void* context, uint64_t first, uint64_t last) = nullptr;

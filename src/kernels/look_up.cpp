@@ -119,15 +119,8 @@ void LookUp(const XCode* HWY_RESTRICT x, const Entry<kYBits>* HWY_RESTRICT table
   LookUpByWords<XCode, kYBits>(x, table, y, i, end);
 }
 
-// 8-bit codes to 16-bit results (DequantizeLinear of 8-bit codes to float16 / bfloat16) without a
-// gather: the 256 entries are eight registers of 32, and vpermt2w (AVX512BW) looks 32 codes up in a
-// pair of them by the code's low six bits; the codes' bits 6 and 7 then pick among the four pairs'
-// results. Returns where it stopped (a multiple of 32 from begin); the rest is LookUp's.
-// Measured on the AVX-512 Xeon, look_up_codes over 64K random byte codes to 16-bit results in
-// cache, one thread, best of 20,000: the gather took 9.2 us (14 cycles or so per 32 codes), this
-// 5.5 us.
 // Stores the results of whole steps of 32 codes of [begin, end), results(i) those of codes
-// [i, i + 32), and returns where it stopped. stream (an output larger than the caches): with
+// [i, i + 32), and returns where it stopped (fewer than 32 codes before end). stream (an output larger than the caches): with
 // non-temporal stores from the first 64-byte-aligned result on, the results before it one at a
 // time from the table (every entry, 2^8 of them, is readable). Without them a 16M lookup reads
 // each line of y before writing it: one per byte to float16, one thread to a core, int4 one per
@@ -147,6 +140,13 @@ HWY_INLINE uint64_t StoreStepsOfHalfwords(const uint8_t* HWY_RESTRICT x, const u
   return i;
 }
 
+// 8-bit codes to 16-bit results (DequantizeLinear of 8-bit codes to float16 / bfloat16) without a
+// gather: the 256 entries are eight registers of 32, and vpermt2w (AVX512BW) looks 32 codes up in a
+// pair of them by the code's low six bits; the codes' bits 6 and 7 then pick among the four pairs'
+// results. Returns where it stopped (StoreStepsOfHalfwords); the caller's lookup takes the rest.
+// Measured on the AVX-512 Xeon, look_up_codes over 64K random byte codes to 16-bit results in
+// cache, one thread, best of 20,000: the gather took 9.2 us (14 cycles or so per 32 codes), this
+// 5.5 us.
 uint64_t LookUpBytesToHalfwordsByPermutes(const uint8_t* HWY_RESTRICT x, const uint16_t* HWY_RESTRICT table,
                                           uint8_t* HWY_RESTRICT y, uint64_t begin, uint64_t end, bool stream) {
   __m512i pairs[8];

@@ -84,7 +84,7 @@ struct FinishConstants {
 
 // Groups [0, count) of `extremes`: scale_codes[g] (float32 bits, or the e8m0 code) and
 // zero_point_codes[g] (the quantized type's code, its `code_mask` bits; 0 for MX kinds), and
-// special[g] = 1 where the scalar finish must decide instead (a NaN, an all-zero or infinite
+// special[g] = 1 where the scalar finish must decide instead (a NaN, an infinite or overflowing
 // range, kNone): those lanes' codes are left unspecified.
 void finish_groups(const FinishConstants& constants, const GroupExtremes& extremes, uint64_t count,
                    uint32_t* scale_codes, uint32_t* zero_point_codes, uint8_t* special);

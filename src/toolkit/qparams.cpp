@@ -565,7 +565,7 @@ void store_codes(const MutableTensorView& view, const ElementTypeInfo& t, uint64
 }
 
 // Codes of groups [0, count) (at most kFinishBatch): the vector finish under `constants`, then
-// finish() for the groups it leaves (NaN, all-zero and infinite ranges; all of them for kNone).
+// finish() for the groups it leaves (NaN, infinite and overflowing ranges; all of them for kNone).
 constexpr uint64_t kFinishBatch = 512;  // codes on the stack, in L1
 
 void finish_codes(const Rules& r, const kernels::FinishConstants& constants, const kernels::GroupExtremes& extremes,
@@ -780,7 +780,7 @@ Status dynamic_quantize(const TensorView& x, const QparamsOptions& options, cons
   // float4 codes with MX scales: loops that reduce the next groups between the current groups'
   // divisions, the scales and zero points going from the vector finish's registers to the
   // divisions (kernels::dynamic_quantize_groups for short whole groups; dynamic_quantize_slabs
-  // for slabs). What they leave to the general path (a NaN, an all-zero or infinite range, each
+  // for slabs). What they leave to the general path (a NaN, an infinite or overflowing range, each
   // task's last groups, a slab's last columns) comes back through their fallback, which does what
   // the general path below does for those groups.
   const kernels::FinishConstants constants = vector_finish(r);
