@@ -3691,6 +3691,53 @@ void FakeQuantShortBlocks(const Context& c, const Operands& o, size_t k, const t
   }
 }
 
+// The product of a fake-quant's value and its scale as DequantizedProduct gives it, for values
+// that may be NaN (float codes): ScaledProduct's scale-first multiplication where it applies.
+struct FakeQuantValue {
+  static constexpr bool kHasNaN = true;
+};
+
+// Fake-quant of a block of a run with a scale per element (per-axis on the last axis, DirectML's
+// broadcasts), divided in float32, without the mask: one loop over the vectors with the scales
+// (and zero points, with kOwnZeroPoints) loaded beside x. WalkVectors' general body chose the
+// division precision, the mask and the operands per vector, which was a fifth of 64K float32 ->
+// float8e4m3fn per-axis-last in cache. The arithmetic is its float32 one.
+template <class Output, ElementType kX, bool kOwnZeroPoints>
+void FakeQuantPerElement(const Context& c, const Operands& o, size_t k, const typename XInput<kX>::T* x,
+                         VF zp_constant, const typename Output::Bounds& bounds_constant, float* out) {
+  using XT = typename XInput<kX>::T;
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  PrefetchPacer prefetch(c);
+  const auto vectors = [&](const XT* from, const float* scales, const float* zero_points, size_t count,
+                           float* to) QDQ_HOT_LAMBDA {
+    for (size_t j = 0; j < count; j += N) {
+      prefetch.Step(N * sizeof(XT));
+      const VF s = hn::LoadU(df, scales + j);
+      const VF q = hn::Div(XInput<kX>::Load(from + j), s);
+      VF value;
+      if constexpr (kOwnZeroPoints) {
+        const VF zp = hn::LoadU(df, zero_points + j);
+        value = DequantizedCode<Output>(c, q, zp, Output::MakeBounds(zp));
+      } else {
+        value = DequantizedCode<Output>(c, q, zp_constant, bounds_constant);
+      }
+      hn::StoreU(ScaledProduct<FakeQuantValue>(value, s), df, to + j);
+    }
+  };
+  const size_t whole = k - k % N;
+  vectors(x, o.scale.values, o.zero_point.values, whole, out);
+  if (whole < k) {
+    HWY_ALIGN XT x_tail[64];
+    HWY_ALIGN float scale_tail[64];
+    HWY_ALIGN float zp_tail[64];
+    HWY_ALIGN float out_tail[64];
+    vectors(StageTail(x, whole, k, x_tail), StageTail(o.scale.values, whole, k, scale_tail),
+            kOwnZeroPoints ? StageTail(o.zero_point.values, whole, k, zp_tail) : nullptr, N, out_tail);
+    std::memcpy(out + whole, out_tail, (k - whole) * sizeof(float));
+  }
+}
+
 // QuantizeRun's arithmetic (the quotient in the division precision, Output::Codes) followed in
 // the same lanes by DequantizeRun's (the codes' values times the scale as DequantizeLinear reads
 // it, unrounded). y is float32, float16 or bfloat16 (c.y).
@@ -3747,6 +3794,12 @@ void FakeQuantRun(const Context& c, const exec::Run& run, void* y) {
                (o.per_block || (o.scale.values == nullptr && o.zero_point.values == nullptr))) {
       FakeQuantUniformBlock<Output, kX>(c, run, offset, k, o, x, zp_constant, bounds_constant, out,
                                         c.mask != nullptr ? mask_block : nullptr);
+    } else if (precision == Precision::kFloat32 && c.mask == nullptr && !o.per_block && o.scale.values != nullptr) {
+      if (o.zero_point.values != nullptr) {
+        FakeQuantPerElement<Output, kX, true>(c, o, k, x, zp_constant, bounds_constant, out);
+      } else {
+        FakeQuantPerElement<Output, kX, false>(c, o, k, x, zp_constant, bounds_constant, out);
+      }
     } else {
       WalkVectors<Output>(c, run, offset, k, o, x, hn::Set(df, o.scale.constant), zp_constant, bounds_constant, out,
                           compute);
