@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "execute/by_table.h"
 #include "kernels/kernels.h"
 #include "kernels/look_up.h"
 #include "kernels/reduce.h"
@@ -825,6 +826,67 @@ TEST(KernelsByTable, PerTensorPlansOverFewCodesMatchTheReference) {
   }
 }
 
+// Per-axis DQ on an outer axis over rows long enough for a table each (execute/by_table.cpp):
+// float8, 4- and 2-bit x packed and one per byte, and 8-bit integers (which keep the kernels),
+// to every output, a scale (and zero point) per row -- every seventh scale any code of its type,
+// so rows with NaN, infinite, zero and subnormal scales are built too -- against the reference on
+// every target. Rows of 1,024 (the shortest that get tables) and 4,096 over more rows than one
+// build takes (64) and several tasks; of 1,027 (packed x: a byte would span two rows, so the
+// kernels run them); and a 3-D x whose operands follow its middle axis, so that its rows repeat
+// their operands. Seed 4242.
+TEST(KernelsByTable, PerAxisPlansOverLongRowsMatchTheReference) {
+  std::mt19937 g(4242);
+  struct Shape {
+    std::vector<int64_t> dims;
+    int64_t axis;
+  };
+  const Shape shapes[] = {{{150, 1024}, 0}, {{40, 4096}, 0}, {{70, 1027}, 0}, {{3, 50, 1100}, 1}};
+  int per_row_plans = 0;
+  for (E x_type : {E::kFloat8E4M3FN, E::kFloat8E5M2FNUZ, E::kInt4, E::kUint4, E::kFloat4E2M1, E::kInt2, E::kUint2,
+                   E::kInt8, E::kUint8}) {
+    for (SubByteLayout x_layout : {SubByteLayout::kPacked, SubByteLayout::kOneCodePerByte}) {
+      if (x_layout == SubByteLayout::kOneCodePerByte && !info(x_type).is_packed()) continue;
+      for (const Shape& shape : shapes) {
+        const uint64_t count = count_of(shape.dims);
+        std::vector<uint8_t> x(storage_bytes(x_type, count, x_layout) + 8);
+        for (uint8_t& b : x) b = static_cast<uint8_t>(g());  // one per byte: high bits not the code's
+        const std::vector<int64_t> operand_shape = {shape.dims[static_cast<size_t>(shape.axis)]};
+        const uint64_t rows = static_cast<uint64_t>(operand_shape[0]);
+        const ElementTypeInfo& xi = info(x_type);
+        auto zp = make_storage(x_type, rows, [&](uint64_t) { return static_cast<uint32_t>(g()) & ((1u << xi.bits) - 1u); });
+        for (E out : {E::kFloat32, E::kFloat16, E::kBfloat16}) {
+          const ElementTypeInfo& o = info(out);
+          auto scale = make_storage(out, rows, [&](uint64_t r) -> uint32_t {
+            if (r % 7 == 3) return static_cast<uint32_t>(g()) & static_cast<uint32_t>((uint64_t{1} << o.bits) - 1);
+            return codec::encode_float(o, 0.01 + (g() % 1000) / 997.0, codec::Overflow::kInfOrNan);
+          });
+          const TensorView zv{x_type, operand_shape, zp.data()};
+          DequantizeLinearAttributes a;
+          a.axis = shape.axis;
+          const Result<Plan> planned = plan_dequantize_linear({x_type, shape.dims, x.data(), x_layout},
+                                                              {out, operand_shape, scale.data()},
+                                                              xi.is_integer() ? &zv : nullptr, a);
+          ASSERT_TRUE(planned.ok()) << planned.status().message();
+          bool per_row = false;
+          const bool by_table = exec::runs_by_table(planned.value(), &per_row);
+          per_row_plans += per_row ? 1 : 0;
+          const bool odd_packed_rows = x_layout == SubByteLayout::kPacked && xi.is_packed() && shape.dims.back() == 1027;
+          if (xi.bits == 8 && xi.is_integer()) EXPECT_FALSE(by_table) << name(x_type);
+          if (odd_packed_rows) EXPECT_FALSE(by_table) << name(x_type);
+          if (by_table) EXPECT_TRUE(per_row);
+          ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
+              << name(x_type) << (x_layout == SubByteLayout::kPacked ? " packed" : " one per byte") << " -> "
+              << name(out) << ", x of " << count << " elements over rows of " << shape.dims.back() << ", axis "
+              << shape.axis << " (seed 4242)";
+        }
+      }
+    }
+  }
+  // Packed 4-bit x to 16-bit results over rows of 1,024 takes row tables wherever the target has
+  // byte shuffles; float8 to bfloat16 over rows of 4,096 on every target.
+  EXPECT_GE(per_row_plans, kernels::looks_up_low_bits_in_vectors() ? 20 : 6);
+}
+
 // The table's lookup on every target, for every code and result width (2- and 4-bit results
 // packed), over ranges that start and end off a vector boundary: only elements [begin, end) are
 // written (packed: their bytes, a last partial byte's unused bits 0), each with its code's entry.
@@ -1312,6 +1374,28 @@ TEST(KernelsStreaming, EveryOffsetInALineAndEveryTaskSplit) {
                              (x_layout == SubByteLayout::kPacked ? " packed" : " one per byte") + " -> " + std::string(name(out));
     for (size_t offset : {0, 1, 2, 6, 34}) {
       for (int threads : {1, 2, 3}) check_at(plan.value(), expected, offset, threads, what);
+    }
+  }
+  // Per-axis DQ over long rows runs by a table per row (execute/by_table.cpp), each row's lookup
+  // streamed and the fence once per task: packed 4-bit by shuffles from a row's 16 results,
+  // float8 by permutes over rows of 4,104 (a row's output 8,208 bytes: rows start at every
+  // 16-byte offset of a line). 16.8 MB each.
+  for (auto [x_type, row] : {std::pair{E::kUint4, int64_t{4000}}, std::pair{E::kFloat8E4M3FN, int64_t{4104}}}) {
+    const std::vector<int64_t> shape = {8'400'000 / row, row};
+    std::vector<uint8_t> x(storage_bytes(x_type, count_of(shape)));
+    for (uint8_t& b : x) b = static_cast<uint8_t>(g());
+    const std::vector<int64_t> scale_shape = {shape[0]};
+    auto scale = make_storage(E::kBfloat16, static_cast<uint64_t>(shape[0]),
+                              [&](uint64_t) { return 0x3D00u + static_cast<uint32_t>(g() % 0x100); });
+    DequantizeLinearAttributes a;
+    a.axis = 0;
+    const Result<Plan> plan = plan_dequantize_linear({x_type, shape, x.data()}, {E::kBfloat16, scale_shape, scale.data()},
+                                                     nullptr, a);
+    ASSERT_TRUE(plan.ok());
+    const std::vector<uint8_t> expected = reference_bytes(plan.value());
+    const std::string what = "DQ " + std::string(name(x_type)) + " -> bfloat16 per-axis over rows of " + std::to_string(row);
+    for (size_t offset : {0, 2, 34}) {
+      for (int threads : {1, 3}) check_at(plan.value(), expected, offset, threads, what);
     }
   }
   {  // Fake-quant with its mask: two streams per task, y and the mask at different offsets.

@@ -133,7 +133,6 @@ HWY_INLINE uint64_t StoreStepsOfHalfwords(const uint8_t* HWY_RESTRICT x, const u
   if (stream && reinterpret_cast<uintptr_t>(out) % sizeof(uint16_t) == 0) {
     for (; i < end && reinterpret_cast<uintptr_t>(out + i) % 64 != 0; ++i) out[i] = table[x[i]];
     for (; i + 32 <= end; i += 32) _mm512_stream_si512(reinterpret_cast<__m512i*>(out + i), results(i));
-    hwy::FlushStream();
     return i;
   }
   for (; i + 32 <= end; i += 32) _mm512_storeu_si512(out + i, results(i));
@@ -223,7 +222,6 @@ void LookUpWordsStreamed(const XCode* HWY_RESTRICT x, const uint64_t* HWY_RESTRI
   if (reinterpret_cast<uintptr_t>(y) % sizeof(uint64_t) == 0) {
     auto* words = reinterpret_cast<long long*>(y);
     for (uint64_t i = begin; i < end; ++i) _mm_stream_si64(words + i, static_cast<long long>(table[x[i]]));
-    hwy::FlushStream();
     return;
   }
 #endif
@@ -302,7 +300,6 @@ void LookUpLowBitsToHalfwordsByShuffle(const uint8_t* HWY_RESTRICT x, const uint
     const uint64_t head = std::min<uint64_t>(end - i, (N * sizeof(Lane) - misaligned) % (N * sizeof(Lane)) / sizeof(Lane));
     by_lanes(i, i + head);
     for (i += head; i + N <= end; i += N) hn::Stream(results_at(i), d, out + i);
-    hwy::FlushStream();
   }
   for (; i + N <= end; i += N) hn::StoreU(results_at(i), d, out + i);
   by_lanes(i, end);
@@ -384,6 +381,8 @@ void look_up_codes(const void* x, unsigned x_bytes, const void* table, unsigned 
                    uint64_t end, unsigned index_bits, bool stream) {
   HWY_DYNAMIC_DISPATCH(LookUpCodes)(x, x_bytes, table, y_bits, y, begin, end, index_bits, stream);
 }
+
+void stream_fence() { hwy::FlushStream(); }
 
 bool looks_up_low_bits_in_vectors() { return HWY_DYNAMIC_DISPATCH(LooksUpLowBitsInVectors)(); }
 
