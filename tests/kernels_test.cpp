@@ -887,6 +887,60 @@ TEST(KernelsByTable, PerAxisPlansOverLongRowsMatchTheReference) {
   EXPECT_GE(per_row_plans, kernels::looks_up_low_bits_in_vectors() ? 20 : 6);
 }
 
+// 4- and 2-bit codes and float4e2m1 to float16 and bfloat16 with one scale and zero point over a
+// stretch: on AVX-512 each stretch's 16 results are computed once and looked up by a word permute
+// (kernels' DequantizeSixteenCodes), in blocks along the last axis of 32 to 512 (the short-block
+// loop and the stretch walk), blocks of 16 and 48 (not whole 32s: the vector loop), per-tensor
+// below the table's threshold and per-axis over odd rows (the stretch's last 16 in the vector
+// loop). Packed and one per byte (high bits set), zero points per block, every seventh scale any
+// code of its type (NaN, infinities, zero, subnormals), against the reference on every target.
+// Seed 1717.
+TEST(KernelsDequantize, SixteenCodeResultsMatchTheReference) {
+  std::mt19937 g(1717);
+  struct Case {
+    std::vector<int64_t> dims;
+    int64_t axis, block;
+  };
+  const Case cases[] = {{{6, 1024}, 1, 32},  {{4, 1024}, 1, 64},  {{3, 960}, 1, 96},  {{2, 1024}, 1, 128},
+                        {{2, 1536}, 1, 512}, {{5, 320}, 1, 16},   {{3, 480}, 1, 48},  {{1000}, 0, 0},
+                        {{2, 1000}, 0, 0},   {{3, 1027}, 0, 0}};
+  for (E x_type : {E::kInt4, E::kUint4, E::kFloat4E2M1, E::kInt2, E::kUint2}) {
+    const ElementTypeInfo& xi = info(x_type);
+    for (SubByteLayout x_layout : {SubByteLayout::kPacked, SubByteLayout::kOneCodePerByte}) {
+      for (const Case& c : cases) {
+        const uint64_t count = count_of(c.dims);
+        std::vector<uint8_t> x(storage_bytes(x_type, count, x_layout) + 8);
+        for (uint8_t& b : x) b = static_cast<uint8_t>(g());
+        std::vector<int64_t> operand_shape;
+        if (c.block != 0) {
+          operand_shape = {c.dims[0], (c.dims[1] + c.block - 1) / c.block};
+        } else if (c.dims.size() > 1) {
+          operand_shape = {c.dims[0]};
+        }
+        const uint64_t operands = count_of(operand_shape);
+        auto zp = make_storage(x_type, operands, [&](uint64_t) { return static_cast<uint32_t>(g()) & ((1u << xi.bits) - 1u); });
+        for (E out : {E::kFloat16, E::kBfloat16}) {
+          auto scale = make_storage(out, operands, [&](uint64_t i) -> uint32_t {
+            if (i % 7 == 3) return static_cast<uint32_t>(g()) & 0xFFFFu;
+            return codec::encode_float(info(out), 0.01 + (g() % 1000) / 997.0, codec::Overflow::kInfOrNan);
+          });
+          const TensorView zv{x_type, operand_shape, zp.data()};
+          DequantizeLinearAttributes a;
+          a.axis = c.axis;
+          a.block_size = c.block;
+          const Result<Plan> planned = plan_dequantize_linear({x_type, c.dims, x.data(), x_layout},
+                                                              {out, operand_shape, scale.data()},
+                                                              xi.is_integer() ? &zv : nullptr, a);
+          ASSERT_TRUE(planned.ok()) << planned.status().message();
+          ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
+              << name(x_type) << (x_layout == SubByteLayout::kPacked ? " packed" : " one per byte") << " -> "
+              << name(out) << ", " << count << " elements, axis " << c.axis << " block " << c.block << " (seed 1717)";
+        }
+      }
+    }
+  }
+}
+
 // The table's lookup on every target, for every code and result width (2- and 4-bit results
 // packed), over ranges that start and end off a vector boundary: only elements [begin, end) are
 // written (packed: their bytes, a last partial byte's unused bits 0), each with its code's entry.

@@ -3084,6 +3084,32 @@ HWY_INLINE VF ScaledProduct(VF v, VF s) {
 #endif
 }
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// One vector of float32 results rounded once to float16 or bfloat16, as StoreAsOutput stores them:
+// the 16 codes in order.
+template <ElementType kOut, bool kMayBeNaN>
+HWY_INLINE __m256i HalfwordsOf(VF product) {
+  static_assert(kOut == ElementType::kFloat16 || kOut == ElementType::kBfloat16);
+  if constexpr (kOut == ElementType::kFloat16) {
+    return ToHalf(product);
+  } else {
+    // Rounded in the high halves and those picked by one word permute, in place of Bfloat16Bits'
+    // shift and the narrowing vpmovdw (two micro-ops on Intel).
+    const DU du;
+    VU high = Bfloat16BitsInHighHalf(product);
+    if constexpr (kMayBeNaN) {  // Bfloat16Bits' NaN: the canonical quiet NaN with the sign
+      const VU nan = hn::Or(hn::And(hn::BitCast(du, product), hn::Set(du, 0x8000'0000u)), hn::Set(du, 0x7FC0'0000u));
+      high = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(product)), nan, high);
+    }
+    // Word 2i + 1 (lane i's high half) to word i, for i < 16: 32-bit element j holds the indices
+    // of words 2j and 2j + 1, 4j + 1 and 4j + 3.
+    const __m512i odd_words = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0x001F001D, 0x001B0019, 0x00170015, 0x00130011,
+                                               0x000F000D, 0x000B0009, 0x00070005, 0x00030001);
+    return _mm512_castsi512_si256(_mm512_permutexvar_epi16(odd_words, high.raw));
+  }
+}
+#endif
+
 // One vector of float32 results rounded once to the output type and stored. kMayBeNaN false: the
 // caller knows no lane is NaN (bfloat16 outputs then round without the NaN select).
 template <ElementType kOut, bool kMayBeNaN = true, typename YT>
@@ -3098,20 +3124,7 @@ HWY_INLINE void StoreAsOutput(VF product, YT* destination) {
 #endif
   } else {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-    // Rounded in the high halves and those picked by one word permute, in place of Bfloat16Bits'
-    // shift and the narrowing vpmovdw (two micro-ops on Intel).
-    const DU du;
-    VU high = Bfloat16BitsInHighHalf(product);
-    if constexpr (kMayBeNaN) {  // Bfloat16Bits' NaN: the canonical quiet NaN with the sign
-      const VU nan = hn::Or(hn::And(hn::BitCast(du, product), hn::Set(du, 0x8000'0000u)), hn::Set(du, 0x7FC0'0000u));
-      high = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(product)), nan, high);
-    }
-    // Word 2i + 1 (lane i's high half) to word i, for i < 16: 32-bit element j holds the indices
-    // of words 2j and 2j + 1, 4j + 1 and 4j + 3.
-    const __m512i odd_words = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0x001F001D, 0x001B0019, 0x00170015, 0x00130011,
-                                               0x000F000D, 0x000B0009, 0x00070005, 0x00030001);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination),
-                        _mm512_castsi512_si256(_mm512_permutexvar_epi16(odd_words, high.raw)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(destination), HalfwordsOf<kOut, kMayBeNaN>(product));
 #else
     if constexpr (kMayBeNaN) {
       StoreWords16(Bfloat16Bits(product), destination);
@@ -3136,6 +3149,74 @@ HWY_INLINE void DequantizeUniformProducts(const typename Input::T* x, size_t cou
   }
 }
 
+// 4- and 2-bit codes (staged one per byte) and float4e2m1 codes to 16-bit results, where AVX-512
+// has a word permute: a stretch with one scale and zero point has at most 16 distinct results, so
+// they are computed once, as one vector, and each 32 codes look theirs up with one vpermw. A
+// code's low four bits (its staged byte & 15: signed codes are staged sign-extended) index the
+// table; lane j holds the result of the staged value whose low four bits are j.
+template <class Input>
+constexpr int kSixteenCodeBits = 0;  // 0: the input does not look its results up
+template <int kBits, bool kSigned>
+constexpr int kSixteenCodeBits<IntegerInput<kBits, kSigned>> = kBits < 8 ? kBits : 0;
+template <>
+constexpr int kSixteenCodeBits<FloatInput<kE2M1>> = 4;
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+template <class Input, ElementType kOut>
+constexpr bool kLooksUpSixteenResults = kSixteenCodeBits<Input> != 0 && kOut != ElementType::kFloat32;
+
+// Lane j: the staged value whose low four bits are j (signed codes sign-extended from their width;
+// lanes no staged value indexes hold some code's value and are never read).
+template <class Input>
+struct SixteenCodes {
+  using T = typename Input::T;
+  static constexpr std::array<T, 16> Make() {
+    std::array<T, 16> codes{};
+    constexpr int kBits = kSixteenCodeBits<Input>;
+    for (int j = 0; j < 16; ++j) {
+      const int code = j & ((1 << kBits) - 1);
+      const bool negative = std::is_signed_v<T> && (code >> (kBits - 1)) != 0;
+      codes[static_cast<size_t>(j)] = static_cast<T>(negative ? code - (1 << kBits) : code);
+    }
+    return codes;
+  }
+  alignas(64) static constexpr std::array<T, 16> kValues = Make();
+};
+
+// The 16 results of a stretch with this scale and zero point, by DequantizeUniform's arithmetic
+// (its NaN-scale product, and its bfloat16 rounding without the NaN select where it skips it).
+template <class Input, ElementType kOut>
+HWY_INLINE __m512i SixteenResults(float scale, VF zp, bool subtract) {
+  const VF v = Input::Load(SixteenCodes<Input>::kValues.data());
+  const VF differences = subtract ? hn::Sub(v, zp) : v;
+  const VF s = hn::Set(DF(), scale);
+  __m256i results;
+  if (std::isnan(scale)) {
+    results = HalfwordsOf<kOut, true>(DequantizedProduct(differences, s));
+  } else if (kOut == ElementType::kBfloat16 && Input::kOnlyDefaultNaNs && std::isfinite(scale)) {
+    results = HalfwordsOf<kOut, false>(hn::Mul(differences, s));
+  } else {
+    results = HalfwordsOf<kOut, true>(hn::Mul(differences, s));
+  }
+  return _mm512_castsi256_si512(results);  // upper lanes never indexed
+}
+
+// Elements [0, count) of x (count a multiple of 32) with one scale and zero point.
+template <class Input, ElementType kOut, typename YT>
+HWY_INLINE void DequantizeSixteenCodes(const typename Input::T* x, size_t count, float scale, VF zp, bool subtract,
+                                       YT* out) {
+  const __m512i results = SixteenResults<Input, kOut>(scale, zp, subtract);
+  const __m512i low_bits = _mm512_set1_epi16(15);
+  for (size_t i = 0; i < count; i += 32) {
+    const __m512i codes = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)));
+    _mm512_storeu_si512(out + i, _mm512_permutexvar_epi16(_mm512_and_si512(codes, low_bits), results));
+  }
+}
+#else
+template <class Input, ElementType kOut>
+constexpr bool kLooksUpSixteenResults = false;
+#endif
+
 // Whole vectors [0, count) of x with one scale and zero point: the hot loop of per-tensor and
 // per-block plans. The scale's NaN test of DequantizedProduct is made once here: a NaN scale (the
 // only case where the product's NaN could differ) takes DequantizedProduct per vector. A finite
@@ -3151,6 +3232,16 @@ template <class Input, ElementType kOut, typename YT>
 HWY_INLINE void DequantizeUniform(const typename Input::T* x, size_t count, float scale, VF zp, bool subtract, YT* out) {
   const DF df;
   const size_t N = hn::Lanes(df);
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if constexpr (kLooksUpSixteenResults<Input, kOut>) {
+    const size_t looked_up = count - count % 32;
+    DequantizeSixteenCodes<Input, kOut>(x, looked_up, scale, zp, subtract, out);
+    if (looked_up == count) return;
+    x += looked_up;
+    out += looked_up;
+    count -= looked_up;
+  }
+#endif
   const VF s = hn::Set(df, scale);
   if (std::isnan(scale)) {
     for (size_t i = 0; i < count; i += N) {
@@ -3190,7 +3281,16 @@ void DequantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t off
     // DequantizeUniform's own choice.
     constexpr bool kMayBeNaN = !(kOut == ElementType::kBfloat16 && Input::kOnlyDefaultNaNs);
     const size_t block = static_cast<size_t>(run.block);
-    for (size_t i = 0; i < whole; i += block, ++b) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+    if constexpr (kLooksUpSixteenResults<Input, kOut>) {
+      if (block % 32 == 0) {
+        for (size_t i = 0; i < whole; i += block, ++b) {
+          DequantizeSixteenCodes<Input, kOut>(x + i, block, o.scale.block[b], zero_point_of(b), subtract, out + i);
+        }
+      }
+    }
+#endif
+    for (size_t i = b * block; i < whole; i += block, ++b) {
       const float scale = o.scale.block[b];
       if (std::isfinite(scale)) {
         DequantizeUniformProducts<Input, kOut, kMayBeNaN>(x + i, block, hn::Set(df, scale), zero_point_of(b), subtract,
