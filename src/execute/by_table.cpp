@@ -1,4 +1,4 @@
-// Per-tensor plans over an x of few codes, run as a table: every code x can hold goes through the
+// Plans over an x of few codes, run as a table: every code x can hold goes through the
 // SIMD kernel once, and each element then looks its result up. With one scale and one zero point an
 // element's result depends on its own code only, so the table holds exactly what the kernel writes
 // for it: the lookup is bit-identical by construction. It pays where the kernel does more per
@@ -123,7 +123,7 @@ bool dequantizes_bytes_by_table(const ElementTypeInfo& x, ElementType out) {
 }
 
 TableShape table_shape(const Plan& plan, const Layout& canonical) {
-  if (!plan.x_strides.empty() || !plan.y_strides.empty()) return {};
+  if (plan.element_count == 0 || !plan.x_strides.empty() || !plan.y_strides.empty()) return {};
   TableShape shape;
   if (one_scale_and_zero_point(plan.layout)) {
     shape.row = plan.element_count;
@@ -276,7 +276,8 @@ void look_up(const Lookup& l, const TableView& table, uint64_t begin, uint64_t e
 void look_up_rows(const Lookup& l, uint64_t begin, uint64_t end) {
   const uint64_t row_length = l.shape.row;
   const uint64_t last_row = (end - 1) / row_length;
-  // Per row: its entries (table_bytes, then the next row's or the padding), or its 16 results.
+  // Per row: its entries (table_bytes, followed by readable bytes: another row's table or the
+  // zeroed padding), or its 16 results.
   const uint64_t row_bytes = l.shape.by_code_results ? 16 * sizeof(uint16_t) : l.table_bytes;
   // Not value-initialized: the kernel writes every table before it is read, and only the padding
   // past the last is zeroed (zeroing 64 tables of 512 bytes was a fifth of a 64K call).

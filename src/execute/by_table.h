@@ -11,8 +11,11 @@ namespace qdq::exec {
 // 4- and 2-bit x (a byte of x per entry), or from 8-bit integers (4- and 2-bit ones one per byte)
 // to bfloat16; large enough to repay the table; x and y not strided (packed sub-byte outputs are
 // packed as they are looked up). Dequantize plans whose scale and zero point are constant along
-// rows of at least 1,024 elements (per-axis on an outer axis, DirectML's [N, 1] operands) qualify
-// with a table per row, but for 8-bit integer x. Otherwise returns false, doing nothing.
+// long rows (per-axis on an outer axis, DirectML's [N, 1] operands) qualify with a table per row,
+// but for 8-bit integer x: rows of at least 1,024 elements and of 16 times the elements a row's
+// table is built from (16 for packed x to 16-bit results where the target shuffles bytes, else
+// 256 entries times the elements a byte of x holds: rows of 4,096 for codes one per byte).
+// Otherwise returns false, doing nothing.
 bool execute_by_table(const Plan& plan, const MutableTensorView& y, const ParallelFor& host);
 
 // Whether execute_by_table runs the plan (on this CPU's target), and with a table per row of the

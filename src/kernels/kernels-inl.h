@@ -3234,12 +3234,14 @@ HWY_INLINE void DequantizeUniform(const typename Input::T* x, size_t count, floa
   const size_t N = hn::Lanes(df);
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   if constexpr (kLooksUpSixteenResults<Input, kOut>) {
-    const size_t looked_up = count - count % 32;
-    DequantizeSixteenCodes<Input, kOut>(x, looked_up, scale, zp, subtract, out);
-    if (looked_up == count) return;
-    x += looked_up;
-    out += looked_up;
-    count -= looked_up;
+    if (count >= 32) {  // (a last 16 alone computes its own)
+      const size_t looked_up = count - count % 32;
+      DequantizeSixteenCodes<Input, kOut>(x, looked_up, scale, zp, subtract, out);
+      if (looked_up == count) return;
+      x += looked_up;
+      out += looked_up;
+      count -= looked_up;
+    }
   }
 #endif
   const VF s = hn::Set(df, scale);
@@ -3278,7 +3280,8 @@ void DequantizeUniformBlock(const Context& c, const exec::Run& run, uint64_t off
     // walk's bounds) cost as much as the block's few multiplications (calling DequantizeUniform
     // from this loop measured 10-20% slower to bfloat16 at 64K than one finiteness test). A finite
     // scale's products are DequantizeUniformProducts'; a NaN or infinite one takes
-    // DequantizeUniform's own choice.
+    // DequantizeUniform's own choice. Sub-byte codes to 16-bit floats on AVX-512 look their 16
+    // results up (DequantizeSixteenCodes) in blocks of whole 32s.
     constexpr bool kMayBeNaN = !(kOut == ElementType::kBfloat16 && Input::kOnlyDefaultNaNs);
     const size_t block = static_cast<size_t>(run.block);
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL

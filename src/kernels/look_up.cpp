@@ -1,4 +1,4 @@
-// The lookup of per-tensor plans run by table (kernels/look_up.h).
+// The lookup of plans run by table (kernels/look_up.h).
 //
 // Measured at 16M float16 codes to a 64 KiB byte table, in a microbenchmark on the AVX-512 Xeon
 // (one thread / two): the former scalar loop, which gathered eight results in a small array and

@@ -1,5 +1,5 @@
-// y[i] = table[x[i]]: the lookup stage of per-tensor plans run by table (execute/by_table.cpp),
-// one Highway source for every target like the Q/DQ kernels.
+// y[i] = table[x[i]]: the lookup stage of plans run by table (execute/by_table.cpp: one table
+// per-tensor, one a row per-axis), one Highway source for every target like the Q/DQ kernels.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +38,8 @@ bool looks_up_low_bits_in_vectors();
 bool looks_up_by_gathers();
 
 // Whether DequantizeLinear of byte codes to 16-bit floats (float8 to float16, 8-bit integers to
-// bfloat16; per-tensor) runs faster by table than in the kernels on this CPU's target. Not on
+// bfloat16; per-tensor, and float8 per row) runs faster by table than in the kernels on this CPU's
+// target. Not on
 // AVX2: its lookup of byte codes to 16-bit results is the scalar word loop (4 results a 64-bit
 // store, no streaming), while its kernels decode float8 through F16C and round bfloat16 in lanes.
 // Zen 2, 16M, 2 threads, table -> kernels: int8 -> bfloat16 4.55-7.74 -> 3.13-3.29 ms, uint8
@@ -53,10 +54,10 @@ bool dequantizes_byte_codes_to_halfwords_by_table();
 // byte, element k's being code_results[its code] (16 entries; those past 2^code_bits unread).
 // stream as for look_up_codes (the caller fences). On targets without vectors it runs a byte at a
 // time.
-// Completes this thread's non-temporal stores (sfence on x86; nothing elsewhere).
-void stream_fence();
-
 void look_up_packed_codes_to_halfwords(const void* x, unsigned code_bits, const uint16_t* code_results, void* y,
                                        uint64_t begin, uint64_t end, bool stream);
+
+// Completes this thread's non-temporal stores (sfence on x86; nothing elsewhere).
+void stream_fence();
 
 }  // namespace qdq::kernels
