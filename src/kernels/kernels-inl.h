@@ -3158,8 +3158,8 @@ template <class Input>
 constexpr int kSixteenCodeBits = 0;  // 0: the input does not look its results up
 template <int kBits, bool kSigned>
 constexpr int kSixteenCodeBits<IntegerInput<kBits, kSigned>> = kBits < 8 ? kBits : 0;
-template <>
-constexpr int kSixteenCodeBits<FloatInput<kE2M1>> = 4;
+template <>  // inline: an explicit specialization is not, and clang defines it in every TU
+inline constexpr int kSixteenCodeBits<FloatInput<kE2M1>> = 4;
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 template <class Input, ElementType kOut>
