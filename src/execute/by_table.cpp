@@ -140,8 +140,9 @@ TableShape table_shape(const Plan& plan, const Layout& canonical) {
     // EPYC: 4.0 ms against the kernels' 8.2-9.0).
     // Where the lookup is slower than the kernels (gathers on AMD's Zen 5) the kernels keep it:
     // kernels::quantizes_16_bit_x_by_table.
+    // Nor where the kernels code by thresholds (kernels::quantizes_by_thresholds), faster still.
     if ((plan.x.type == ElementType::kFloat16 || plan.x.type == ElementType::kBfloat16) &&
-        kernels::quantizes_16_bit_x_by_table()) {
+        kernels::quantizes_16_bit_x_by_table() && !kernels::quantizes_by_thresholds(plan)) {
       shape.entries = uint64_t{1} << 16;
       shape.x_bytes = 2;
     }

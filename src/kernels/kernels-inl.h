@@ -527,6 +527,22 @@ class ConvertedOperand {
   uint64_t last_run_first_ = ~uint64_t{0}, last_run_count_ = 0;
 };
 
+// The codes of one constant divisor and zero point by thresholds on x's 16-bit patterns
+// (QuantizeByThresholds, AVX-512): made once per (divisor, zero point) that a task's stretches
+// share, kept in ExecuteRange and reached through Context::thresholds.
+struct ThresholdCodes {
+  bool made = false;    // the fields below describe divisor_bits and zero_point_bits
+  bool usable = false;  // false: the stretches of this divisor keep the arithmetic
+  uint32_t divisor_bits = 0, zero_point_bits = 0;
+  int16_t first_step = 0;  // half the codes: the first comparison's index
+  int16_t first_bound = 0;
+  int16_t nan_code = 0;
+  // Level l's bound for a lane whose index so far is i: the least key whose rank is i + step_l
+  // (steps first_step / 2, ..., 1), 32 entries for one vpermw.
+  alignas(64) int16_t bounds[3][32] = {};
+  alignas(64) int16_t codes[32] = {};  // the stored code of each rank
+};
+
 struct Context {
   const Plan* plan;
   const ElementTypeInfo* x;
@@ -568,6 +584,8 @@ struct Context {
   bool by_reciprocal = false;
   // Where QuantizeRun found one (CodeTable): float8 / float4 codes of x's own 16-bit patterns.
   const uint8_t* code_table = nullptr;
+  // Where the target has QuantizeByThresholds: the thresholds of the stretch's divisor last made.
+  ThresholdCodes* thresholds = nullptr;
 };
 
 // 32-bit integer scales and zero points hold values float32 cannot; they travel as their int32
@@ -2353,6 +2371,259 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   }
 }
 
+// --- Codes of a constant divisor by thresholds (AVX-512) ---------------------------------------
+//
+// From float16 or bfloat16 x in its own precision, with one divisor s and zero point over a long
+// stretch (per-tensor, or the rows of a per-axis plan on an outer axis), the code is a monotonic
+// function of x: the division by s, the rounding to x's type, the rounding to an integer or to
+// float4, the zero point's addition and the clamp each keep order (IEEE's total order of the
+// numbers, -0 before +0; reversed by a negative s). With at most 16 codes (4- and 2-bit integers,
+// float4e2m1) the code is then fixed by which of 15 thresholds x reaches. x's pattern becomes a
+// signed 16-bit key in that order (a negative pattern's 15 low bits flipped), a binary search over
+// the thresholds gives its rank (per level: vpermw of the bounds, a comparison, a masked add) and
+// one more vpermw the code: about 20 operations per 32 elements and no division, where the
+// arithmetic takes about 18 per 16 (docs/performance-history.md, session 23).
+//
+// The thresholds come from the arithmetic itself, the stretch's own CodesOfOwnPrecisionQuotient
+// evaluated on chosen keys: each is looked for among the 5 keys around the pattern nearest its
+// boundary's value times s, and taken only where the first of them ranks below it and the last
+// reaches it (by the order, the first key that reaches it is then the least); any other is
+// bisected over all keys. NaN x gets the code the arithmetic gives every NaN pattern (where NaN
+// patterns got different codes the stretch would keep the arithmetic; none do).
+#undef QDQ_CODES_BY_THRESHOLDS  // per target, as QDQ_F16C
+#if defined(QDQ_F16C) && HWY_TARGET != HWY_AVX2
+#define QDQ_CODES_BY_THRESHOLDS 1
+
+template <class Output>
+constexpr bool kCodesByThresholds = false;
+template <int kBits, bool kSigned>
+constexpr bool kCodesByThresholds<IntegerOutput<kBits, kSigned>> = kBits <= 4;
+template <const Format& F, bool kAddsZeroPoint>
+constexpr bool kCodesByThresholds<FloatOutput<F, kAddsZeroPoint>> = F.exponent_bits == 2 && F.mantissa_bits == 1;
+
+// Stretches shorter than this keep the arithmetic: a row's thresholds cost about as much as 200
+// of its elements.
+constexpr size_t kLeastThresholdStretch = 512;
+
+// The key of +infinity, the largest key of a number; -infinity's is -1 minus it. Keys beyond
+// either are NaN patterns.
+template <ElementType kX>
+constexpr int32_t kInfinityKey = kX == ElementType::kFloat16 ? 0x7C00 : 0x7F80;
+
+// Keys of 16-bit patterns held in int32 lanes (or patterns of keys: the map is its own inverse),
+// as 16-bit values, sign-extended.
+HWY_INLINE VI KeysOfPatterns(VI patterns) {
+  const VI wide = hn::ShiftRight<16>(hn::ShiftLeft<16>(patterns));
+  return hn::Xor(wide, hn::And(hn::ShiftRight<15>(wide), hn::Set(DI(), 0x7FFF)));
+}
+
+// Lanes where a >= b (Highway 1.0.3 has no Ge for integers).
+HWY_INLINE hn::Mask<DI> AtLeast(VI a, VI b) { return hn::Not(hn::Lt(a, b)); }
+
+// The ranks of 16 keys (one per lane) as the stretch's arithmetic codes them: a code's place
+// among the output's values in increasing order (float4e2m1: -6 ... -0, +0 ... 6), counted from
+// the top for a negative divisor, so that ranks never decrease as keys grow. The codes go to
+// *codes.
+template <class Output, ElementType kX>
+HWY_INLINE VI RanksOfKeys(const Context& c, VI keys, VF divisor, VF zp, const typename Output::Bounds& bounds,
+                          bool descending, VI* codes) {
+  const DI di;
+  const VI patterns = hn::And(KeysOfPatterns(keys), hn::Set(di, 0xFFFF));
+  VF x;
+  if constexpr (kX == ElementType::kFloat16) {
+    x = FromHalf(_mm512_cvtepi32_epi16(patterns.raw));
+  } else {
+    x = hn::BitCast(DF(), hn::ShiftLeft<16>(patterns));
+  }
+  const VI code = CodesOfOwnPrecisionQuotient<Output, kX>(c, hn::Div(x, divisor), zp, bounds);
+  *codes = code;
+  VI rank;
+  if constexpr (Output::kIsInteger) {
+    rank = hn::Sub(code, hn::Set(di, static_cast<int32_t>(Output::kLowest)));
+  } else {  // 0b0EEM: +0 ... +6, ranks 8 ... 15; 0b1EEM: -0 ... -6, ranks 7 ... 0
+    const VI low = hn::And(code, hn::Set(di, 15));
+    rank = hn::IfThenElse(hn::Lt(low, hn::Set(di, 8)), hn::Add(low, hn::Set(di, 8)), hn::Sub(hn::Set(di, 15), low));
+  }
+  constexpr int32_t kTopRank = (1 << Output::kCodeBits) - 1;
+  return descending ? hn::Sub(hn::Set(di, kTopRank), rank) : rank;
+}
+
+// Into *t, the thresholds of (divisor, zp) as the header above describes; t->usable false where
+// the divisor is zero or not finite, or NaN patterns' codes differ.
+template <class Output, ElementType kX>
+void MakeThresholdCodes(const Context& c, VF divisor, VF zp, const typename Output::Bounds& bounds, ThresholdCodes* t) {
+  const DF df;
+  const DI di;
+  constexpr int32_t kCodes = 1 << Output::kCodeBits;
+  constexpr int32_t kInf = kInfinityKey<kX>;
+  constexpr int32_t kNoKey = 32767;  // a threshold no number reaches (0x7FFF is a NaN pattern)
+  const float s = hn::GetLane(divisor);
+  const float zero_point = hn::GetLane(zp);
+  t->made = true;
+  std::memcpy(&t->divisor_bits, &s, sizeof(s));
+  std::memcpy(&t->zero_point_bits, &zero_point, sizeof(zero_point));
+  t->usable = false;
+  if (!std::isfinite(s) || s == 0.0f) return;
+  const bool descending = s < 0.0f;
+  VI codes;
+  // -infinity, +infinity, then NaN patterns of both signs: the quiet NaN, the least and the
+  // largest payloads.
+  const int32_t quiet = kX == ElementType::kFloat16 ? 0x7E00 : 0x7FC0;
+  HWY_ALIGN const int32_t end_keys[16] = {-kInf - 1, kInf, quiet, kInf + 1, 0x7FFF, -quiet - 1, -kInf - 2, -32768};
+  HWY_ALIGN int32_t end_ranks[16], end_codes[16];
+  hn::Store(RanksOfKeys<Output, kX>(c, hn::Load(di, end_keys), divisor, zp, bounds, descending, &codes), di, end_ranks);
+  hn::Store(codes, di, end_codes);
+  const int32_t nan_code = end_codes[2] & (kCodes - 1);
+  for (int j = 3; j < 8; ++j) {
+    if ((end_codes[j] & (kCodes - 1)) != nan_code) return;
+  }
+  const VI k = hn::Iota(di, 0);  // lane k: the least key of rank k or more
+  const VI least_rank = hn::Set(di, end_ranks[0]), top_rank = hn::Set(di, end_ranks[1]);
+  // Every key reaches k (-32768 then), or none does.
+  const auto all_reach = AtLeast(least_rank, k);
+  const auto none_reach = hn::Lt(top_rank, k);
+  // Lane k's boundary: between the values of ranks j - 1 and j, j = k (kCodes - k descending),
+  // in the quotient's terms (the zero point taken off).
+  HWY_ALIGN float boundary[16] = {};
+  for (int32_t lane = 1; lane < kCodes; ++lane) {
+    const int32_t j = descending ? kCodes - lane : lane;
+    if constexpr (Output::kIsInteger) {
+      boundary[lane] = Output::kLowest + static_cast<float>(j) - 0.5f - zero_point;
+    } else {
+      static constexpr float kValues[16] = {-6, -4, -3, -2, -1.5f, -1, -0.5f, -0.0f, 0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+      const bool adds = Output::kAddsZero && c.apply_zero_point;
+      boundary[lane] = (kValues[j - 1] + kValues[j]) * 0.5f - (adds ? zero_point : 0.0f);
+    }
+  }
+  const VF estimate = hn::Mul(hn::Load(df, boundary), divisor);
+  VI nearest;
+  if constexpr (kX == ElementType::kFloat16) {
+    nearest = KeysOfPatterns(WidenHalf(ToHalf(estimate)));
+  } else {
+    nearest = KeysOfPatterns(Bfloat16Bits(estimate));
+  }
+  const VI lowest_key = hn::Set(di, -kInf - 1), highest_key = hn::Set(di, kInf);
+  // The window is clamped to the numbers' keys, and to -0 and +0 (keys -1, 0) for a boundary at
+  // zero (float4's -0 | +0, and the lanes of no threshold): its neighbours are subnormal
+  // bfloat16 values, whose division takes a microcode assist per instruction on Intel CPUs (a
+  // row's thresholds cost three times as much). The window stays a run of consecutive keys.
+  const auto at_zero = hn::And(AtLeast(nearest, hn::Set(di, -1)), hn::Lt(nearest, hn::Set(di, 1)));
+  const VI window_lo = hn::IfThenElse(at_zero, hn::Set(di, -1), lowest_key);
+  const VI window_hi = hn::IfThenElse(at_zero, hn::Zero(di), highest_key);
+  VI threshold = hn::Set(di, kNoKey);
+  VI first_rank, last_rank;
+  for (int32_t offset = -2; offset <= 2; ++offset) {
+    const VI keys = hn::Min(hn::Max(hn::Add(nearest, hn::Set(di, offset)), window_lo), window_hi);
+    const VI ranks = RanksOfKeys<Output, kX>(c, keys, divisor, zp, bounds, descending, &codes);
+    threshold = hn::Min(threshold, hn::IfThenElse(AtLeast(ranks, k), keys, hn::Set(di, kNoKey)));
+    if (offset == -2) first_rank = ranks;
+    last_rank = ranks;
+  }
+  const auto in_window = hn::And(hn::Lt(first_rank, k), AtLeast(last_rank, k));
+  auto bisect = hn::Not(hn::Or(hn::Or(all_reach, none_reach), in_window));
+  bisect = hn::And(bisect, hn::Lt(k, hn::Set(di, kCodes)));
+  bisect = hn::And(bisect, hn::Gt(k, hn::Zero(di)));
+  if (!hn::AllFalse(di, bisect)) {
+    // rank(lo) < k <= rank(hi) in every lane that bisects: -infinity ranks below k there, and
+    // +infinity reaches it.
+    VI lo = lowest_key, hi = highest_key;
+    while (!hn::AllFalse(di, hn::And(bisect, hn::Gt(hn::Sub(hi, lo), hn::Set(di, 1))))) {
+      const VI mid = hn::ShiftRight<1>(hn::Add(lo, hi));
+      const auto reaches = AtLeast(RanksOfKeys<Output, kX>(c, mid, divisor, zp, bounds, descending, &codes), k);
+      hi = hn::IfThenElse(reaches, mid, hi);
+      lo = hn::IfThenElse(reaches, lo, mid);
+    }
+    threshold = hn::IfThenElse(bisect, hi, threshold);
+  }
+  threshold = hn::IfThenElse(all_reach, hn::Set(di, -32768), hn::IfThenElse(none_reach, hn::Set(di, kNoKey), threshold));
+  HWY_ALIGN int32_t thresholds[16];
+  hn::Store(threshold, di, thresholds);
+  for (int32_t j = 2; j < kCodes; ++j) {
+    if (thresholds[j] < thresholds[j - 1]) return;  // not monotonic: cannot happen, kept safe
+  }
+  t->first_step = static_cast<int16_t>(kCodes / 2);
+  t->first_bound = static_cast<int16_t>(thresholds[kCodes / 2]);
+  int level = 0;
+  for (int32_t step = kCodes / 4; step >= 1; step /= 2, ++level) {
+    for (int32_t i = 0; i < 32; ++i) t->bounds[level][i] = static_cast<int16_t>(i + step < kCodes ? thresholds[i + step] : kNoKey);
+  }
+  for (int32_t rank = 0; rank < 32; ++rank) {
+    const int32_t r = descending ? kCodes - 1 - rank : rank;  // its rank in increasing values
+    int32_t code = 0;
+    if (rank < kCodes) {
+      if constexpr (Output::kIsInteger) {
+        code = (static_cast<int32_t>(Output::kLowest) + r) & (kCodes - 1);
+      } else {
+        code = r >= 8 ? r - 8 : 15 - r;
+      }
+    }
+    t->codes[rank] = static_cast<int16_t>(code);
+  }
+  t->nan_code = static_cast<int16_t>(nan_code);
+  t->usable = true;
+}
+
+// The codes of `count` elements of x by t's thresholds, one byte each (the code's own bits, as
+// the arithmetic's stores leave them under the byte mask of one code per byte; a packed output's
+// Pack reads no more).
+template <int kBits, ElementType kX>
+HWY_INLINE void StoreCodesByThresholds(const Context& c, const ThresholdCodes& t, const uint16_t* x, size_t count,
+                                       uint8_t* out) {
+  constexpr int kLevels = kBits - 1;
+  const __m512i low15 = _mm512_set1_epi16(0x7FFF);
+  const __m512i infinity = _mm512_set1_epi16(static_cast<int16_t>(kInfinityKey<kX>));
+  const __m512i first_bound = _mm512_set1_epi16(t.first_bound);
+  const __m512i first_step = _mm512_set1_epi16(t.first_step);
+  const __m512i nan_code = _mm512_set1_epi16(t.nan_code);
+  const __m512i codes = _mm512_load_si512(t.codes);
+  __m512i bounds[kLevels], steps[kLevels];
+  for (int l = 0; l < kLevels; ++l) {
+    bounds[l] = _mm512_load_si512(t.bounds[l]);
+    steps[l] = _mm512_set1_epi16(static_cast<int16_t>(t.first_step >> (l + 1)));
+  }
+  auto codes_of = [&](__m512i v) QDQ_HOT_LAMBDA {
+    // key = v ^ ((v >> 15) & 0x7FFF): 0x78 is A ^ (B & C)
+    const __m512i key = _mm512_ternarylogic_epi32(v, _mm512_srai_epi16(v, 15), low15, 0x78);
+    __m512i rank = _mm512_maskz_mov_epi16(_mm512_cmpge_epi16_mask(key, first_bound), first_step);
+    for (int l = 0; l < kLevels; ++l) {
+      const __m512i bound = _mm512_permutexvar_epi16(rank, bounds[l]);
+      rank = _mm512_mask_add_epi16(rank, _mm512_cmpge_epi16_mask(key, bound), rank, steps[l]);
+    }
+    const __mmask32 number = _mm512_cmple_epu16_mask(_mm512_and_si512(v, low15), infinity);
+    return _mm512_cvtepi16_epi8(_mm512_mask_permutexvar_epi16(nan_code, number, rank, codes));
+  };
+  PrefetchPacer prefetch(c);
+  size_t i = 0;
+  for (; i + 32 <= count; i += 32) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), codes_of(_mm512_loadu_si512(x + i)));
+    prefetch.Step(64);
+  }
+  if (i < count) {
+    const __mmask32 rest = (__mmask32{1} << (count - i)) - 1;
+    _mm256_mask_storeu_epi8(out + i, rest, codes_of(_mm512_maskz_loadu_epi16(rest, x + i)));
+  }
+}
+
+// QuantizeStretch's codes by thresholds where they apply: false leaves the stretch to the
+// arithmetic. The thresholds of the last divisor and zero point are kept for the next stretch.
+template <class Output, ElementType kX>
+HWY_INLINE bool QuantizeByThresholds(const Context& c, const uint16_t* x, size_t count, VF divisor, VF zp,
+                                     const typename Output::Bounds& bounds, uint8_t* out) {
+  ThresholdCodes* t = c.thresholds;
+  const float s = hn::GetLane(divisor);
+  const float zero_point = hn::GetLane(zp);
+  uint32_t s_bits, zp_bits;
+  std::memcpy(&s_bits, &s, sizeof(s));
+  std::memcpy(&zp_bits, &zero_point, sizeof(zero_point));
+  if (!t->made || t->divisor_bits != s_bits || t->zero_point_bits != zp_bits) {
+    MakeThresholdCodes<Output, kX>(c, divisor, zp, bounds, t);
+  }
+  if (!t->usable) return false;
+  StoreCodesByThresholds<Output::kCodeBits, kX>(c, *t, x, count, out);
+  return true;
+}
+#endif  // QDQ_CODES_BY_THRESHOLDS
+
 // Uniform float32 quantization to the <= 16-bit integers by multiplication with the scale's
 // reciprocal and a tie check (IntegerOutput::CodesByReciprocal), compiled for AVX-512 targets
 // only, and taken there where the CPU's division is the slower (Context::by_reciprocal, see
@@ -2422,6 +2693,14 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
       // sixth of the time (16M blocked-last-32, 2 threads: bfloat16 -> uint8 2.9-3.1 -> 2.6-2.8
       // ms, -> int4 3.3 -> 2.8; float16 -> int4 2.7 -> 2.2-2.4).
       const VF divisor = ExactInPrecision(c.scale->type, c.precision) ? s : RoundToPrecision(c.precision, s);
+#ifdef QDQ_CODES_BY_THRESHOLDS
+      if constexpr (kCodesByThresholds<Output> && sizeof(Code) == 1) {
+        if (!o.per_block && side == nullptr && c.thresholds != nullptr && count >= kLeastThresholdStretch &&
+            QuantizeByThresholds<Output, kX>(c, from, count, divisor, zp, bounds, to)) {
+          return;
+        }
+      }
+#endif
       QuantizeUniform<Output, kX, Code, true>(c, from, count, divisor, s, zp, bounds, byte_mask, to, side);
       return;
     }

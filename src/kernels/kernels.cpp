@@ -343,6 +343,8 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
     }
   }
   c.by_reciprocal = quantizes_by_reciprocal(large_output);
+  ThresholdCodes thresholds;  // made on the first stretch that takes them, kept for the task
+  c.thresholds = &thresholds;
   ConvertedOperand converted_scale, converted_zero_point;
   c.converted_scale = &converted_scale;
   c.converted_zero_point = &converted_zero_point;
@@ -373,6 +375,15 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
 
 bool SideReductionPays() { return HWY_MAX_BYTES < 64; }  // see kernels.h
 
+// Whether this target codes stretches of a constant divisor by thresholds (QuantizeByThresholds).
+bool CodesByThresholds() {
+#ifdef QDQ_CODES_BY_THRESHOLDS
+  return true;
+#else
+  return false;
+#endif
+}
+
 void RoundToSignificandOfType(ElementType x_type, const float* v, size_t count, float* out) {
   const DF df;
   const size_t N = hn::Lanes(df);
@@ -394,6 +405,17 @@ namespace qdq::kernels {
 HWY_EXPORT(ExecuteRange);
 HWY_EXPORT(SideReductionPays);
 bool side_reduction_pays() { return HWY_DYNAMIC_DISPATCH(SideReductionPays)(); }
+
+HWY_EXPORT(CodesByThresholds);
+bool quantizes_by_thresholds(const Plan& plan) {
+  const ElementType x = plan.x.type, y = plan.output_type;
+  const bool own_precision = (x == ElementType::kFloat16 && plan.precision == Precision::kFloat16) ||
+                             (x == ElementType::kBfloat16 && plan.precision == Precision::kBfloat16);
+  const bool few_codes = y == ElementType::kInt4 || y == ElementType::kUint4 || y == ElementType::kInt2 ||
+                         y == ElementType::kUint2 || y == ElementType::kFloat4E2M1;
+  return plan.operation == Operation::kQuantize && own_precision && few_codes &&
+         HWY_DYNAMIC_DISPATCH(CodesByThresholds)();
+}
 
 namespace {
 std::atomic<int> forced_reciprocal{-1};

@@ -172,6 +172,13 @@ bool quantizes_16_bit_x_by_table();
 // Tests: forces that choice (1 by table, 0 in the kernels); -1 restores the CPU's.
 void force_16_bit_x_by_table(int choice);
 
+// Whether the kernels code this QuantizeLinear's stretches of one scale and zero point by
+// thresholds on x's patterns (float16 / bfloat16 x in its own precision to 4- and 2-bit integers
+// and float4e2m1, on AVX-512): faster than the table of 2^16 results, which such a per-tensor plan
+// then skips. Intel Xeon, 2M elements in cache, one thread: 720-800 us by table, 300-530 us by
+// thresholds (docs/performance-history.md, session 54).
+bool quantizes_by_thresholds(const Plan& plan);
+
 // Elements [begin, end) of the plan into y, over the canonical layout (execute/runs.h). Selects
 // the target once per call. For packed outputs, begin and end are multiples of 8 or end is the
 // element count, so that no two calls write one byte.
