@@ -740,66 +740,74 @@ std::string first_target_unlike_reference(const Plan& plan, SubByteLayout layout
 // keep the arithmetic), and scales that put boundaries at the type's overflow. Integer outputs
 // get a random zero point per row; float4 runs without one and with one (zero-point codes include
 // -0). Rows of 528 and 1000 elements (random patterns, seed 5454) take the stretch's last partial
-// 32 elements, and a scale per row with few rows sharing one.
+// 32 elements, and a scale per row with few rows sharing one. Each case runs again with every
+// threshold's estimate moved 7 keys up and 7 down, so that the windows miss and every threshold
+// is bisected.
 TEST(KernelsByThresholds, EveryPatternUnderEveryKindOfScaleMatchesTheReference) {
-  std::mt19937 g(5454);
-  for (E x_type : {E::kFloat16, E::kBfloat16}) {
-    const bool half = x_type == E::kFloat16;
-    const std::vector<uint32_t> scale_patterns = {
-        half ? 0x35EBu : 0x3EBDu,  // 0.37
-        half ? 0xB5EBu : 0xBEBDu,  // -0.37
-        half ? 0x3C00u : 0x3F80u,  // 1
-        half ? 0x1419u : 0x3A83u,  // about 0.001
-        half ? 0x7BFFu : 0x7F7Fu,  // the largest finite
-        half ? 0x7800u : 0x7E80u,  // 32768 / 2^126: +-7.5 times it overflows
-        half ? 0x0400u : 0x0080u,  // the smallest normal
-        half ? 0x0001u : 0x0001u,  // the smallest subnormal
-        half ? 0x8003u : 0x8003u,  // a negative subnormal
-        0x0000u, 0x8000u,          // +-0
-        half ? 0x7C00u : 0x7F80u,  // inf
-        half ? 0xFC00u : 0xFF80u,  // -inf
-        half ? 0x7E00u : 0x7FC0u,  // NaN
-        half ? 0x4B80u : 0x4170u,  // 15 (half) / 15 (bfloat16)
-        half ? 0x2E66u : 0x3DCDu,  // about 0.1
-    };
-    const int64_t rows = static_cast<int64_t>(scale_patterns.size());
-    // The shorter rows' scales: those and four random positive ones.
-    std::vector<uint32_t> scales_of_rows = scale_patterns;
-    for (int j = 0; j < 4; ++j) scales_of_rows.push_back((g() & 0x1FFFu) | 0x2000u);
-    struct Shape {
-      int64_t rows, columns;
-      bool every_pattern;
-    };
-    for (const Shape& shape : {Shape{rows, 65536, true}, Shape{96, 528, false}, Shape{40, 1000, false}}) {
-      const uint64_t count = static_cast<uint64_t>(shape.rows * shape.columns);
-      auto x = make_storage(x_type, count, [&](uint64_t i) -> uint32_t {
-        return shape.every_pattern ? static_cast<uint32_t>(i % 65536) : g() & 0xFFFFu;
-      });
-      auto scale = make_storage(x_type, static_cast<uint64_t>(shape.rows), [&](uint64_t r) -> uint32_t {
-        if (shape.every_pattern) return scale_patterns[r];
-        return scales_of_rows[(r / 3) % scales_of_rows.size()];  // three rows share a scale
-      });
-      for (E out : {E::kInt4, E::kUint4, E::kInt2, E::kUint2, E::kFloat4E2M1}) {
-        const ElementTypeInfo& oi = info(out);
-        for (bool with_zero_point : {false, true}) {
-          if (oi.is_integer() != with_zero_point && out != E::kFloat4E2M1) continue;
-          auto zp = make_storage(out, static_cast<uint64_t>(shape.rows),
-                                 [&](uint64_t) { return static_cast<uint32_t>(g()) & ((1u << oi.bits) - 1u); });
-          const std::vector<int64_t> x_shape{shape.rows, shape.columns}, operand_shape{shape.rows};
-          const TensorView zv{out, operand_shape, zp.data()};
-          QuantizeLinearAttributes a;
-          a.axis = 0;
-          a.output_dtype = static_cast<int64_t>(out);
-          a.precision = static_cast<int64_t>(x_type);
-          const Result<Plan> planned = plan_quantize_linear({x_type, x_shape, x.data()},
-                                                            {x_type, operand_shape, scale.data()},
-                                                            with_zero_point ? &zv : nullptr, a);
-          ASSERT_TRUE(planned.ok()) << planned.status().message();
-          for (SubByteLayout layout : {SubByteLayout::kPacked, SubByteLayout::kOneCodePerByte}) {
-            ASSERT_EQ(first_target_unlike_reference(planned.value(), layout), "")
-                << name(x_type) << " -> " << name(out) << ", [" << shape.rows << ", " << shape.columns << "]"
-                << (with_zero_point ? " with" : " without") << " zero points, layout " << static_cast<int>(layout)
-                << " (seed 5454)";
+  struct RestoreTheEstimates {
+    ~RestoreTheEstimates() { kernels::shift_threshold_estimates(0); }
+  } restore;
+  for (int shift : {0, 7, -7}) {
+    kernels::shift_threshold_estimates(shift);
+    std::mt19937 g(5454);
+    for (E x_type : {E::kFloat16, E::kBfloat16}) {
+      const bool half = x_type == E::kFloat16;
+      const std::vector<uint32_t> scale_patterns = {
+          half ? 0x35EBu : 0x3EBDu,  // 0.37
+          half ? 0xB5EBu : 0xBEBDu,  // -0.37
+          half ? 0x3C00u : 0x3F80u,  // 1
+          half ? 0x1419u : 0x3A83u,  // about 0.001
+          half ? 0x7BFFu : 0x7F7Fu,  // the largest finite
+          half ? 0x7800u : 0x7E80u,  // 32768 / 2^126: +-7.5 times it overflows
+          half ? 0x0400u : 0x0080u,  // the smallest normal
+          half ? 0x0001u : 0x0001u,  // the smallest subnormal
+          half ? 0x8003u : 0x8003u,  // a negative subnormal
+          0x0000u, 0x8000u,          // +-0
+          half ? 0x7C00u : 0x7F80u,  // inf
+          half ? 0xFC00u : 0xFF80u,  // -inf
+          half ? 0x7E00u : 0x7FC0u,  // NaN
+          half ? 0x4B80u : 0x4170u,  // 15 (half) / 15 (bfloat16)
+          half ? 0x2E66u : 0x3DCDu,  // about 0.1
+      };
+      const int64_t rows = static_cast<int64_t>(scale_patterns.size());
+      // The shorter rows' scales: those and four random positive ones.
+      std::vector<uint32_t> scales_of_rows = scale_patterns;
+      for (int j = 0; j < 4; ++j) scales_of_rows.push_back((g() & 0x1FFFu) | 0x2000u);
+      struct Shape {
+        int64_t rows, columns;
+        bool every_pattern;
+      };
+      for (const Shape& shape : {Shape{rows, 65536, true}, Shape{96, 528, false}, Shape{40, 1000, false}}) {
+        const uint64_t count = static_cast<uint64_t>(shape.rows * shape.columns);
+        auto x = make_storage(x_type, count, [&](uint64_t i) -> uint32_t {
+          return shape.every_pattern ? static_cast<uint32_t>(i % 65536) : g() & 0xFFFFu;
+        });
+        auto scale = make_storage(x_type, static_cast<uint64_t>(shape.rows), [&](uint64_t r) -> uint32_t {
+          if (shape.every_pattern) return scale_patterns[r];
+          return scales_of_rows[(r / 3) % scales_of_rows.size()];  // three rows share a scale
+        });
+        for (E out : {E::kInt4, E::kUint4, E::kInt2, E::kUint2, E::kFloat4E2M1}) {
+          const ElementTypeInfo& oi = info(out);
+          for (bool with_zero_point : {false, true}) {
+            if (oi.is_integer() != with_zero_point && out != E::kFloat4E2M1) continue;
+            auto zp = make_storage(out, static_cast<uint64_t>(shape.rows),
+                                   [&](uint64_t) { return static_cast<uint32_t>(g()) & ((1u << oi.bits) - 1u); });
+            const std::vector<int64_t> x_shape{shape.rows, shape.columns}, operand_shape{shape.rows};
+            const TensorView zv{out, operand_shape, zp.data()};
+            QuantizeLinearAttributes a;
+            a.axis = 0;
+            a.output_dtype = static_cast<int64_t>(out);
+            a.precision = static_cast<int64_t>(x_type);
+            const Result<Plan> planned = plan_quantize_linear({x_type, x_shape, x.data()},
+                                                              {x_type, operand_shape, scale.data()},
+                                                              with_zero_point ? &zv : nullptr, a);
+            ASSERT_TRUE(planned.ok()) << planned.status().message();
+            for (SubByteLayout layout : {SubByteLayout::kPacked, SubByteLayout::kOneCodePerByte}) {
+              ASSERT_EQ(first_target_unlike_reference(planned.value(), layout), "")
+                  << name(x_type) << " -> " << name(out) << ", [" << shape.rows << ", " << shape.columns << "]"
+                  << (with_zero_point ? " with" : " without") << " zero points, layout " << static_cast<int>(layout)
+                  << ", estimates moved " << shift << " keys (seed 5454)";
+            }
           }
         }
       }

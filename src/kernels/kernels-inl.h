@@ -2502,6 +2502,7 @@ void MakeThresholdCodes(const Context& c, VF divisor, VF zp, const typename Outp
   } else {
     nearest = KeysOfPatterns(Bfloat16Bits(estimate));
   }
+  nearest = hn::Add(nearest, hn::Set(di, threshold_estimate_shift()));  // 0 but in tests
   const VI lowest_key = hn::Set(di, -kInf - 1), highest_key = hn::Set(di, kInf);
   // The window is clamped to the numbers' keys, and to -0 and +0 (keys -1, 0) for a boundary at
   // zero (float4's -0 | +0, and the lanes of no threshold): its neighbours are subnormal

@@ -456,6 +456,10 @@ bool quantizes_16_bit_x_by_table() {
   return forced >= 0 ? forced != 0 : !looks_up_by_gathers() || intel_cpu(true);
 }
 
+std::atomic<int> threshold_shift{0};
+void shift_threshold_estimates(int keys) { threshold_shift.store(keys, std::memory_order_relaxed); }
+int threshold_estimate_shift() { return threshold_shift.load(std::memory_order_relaxed); }
+
 void force_16_bit_x_by_table(int choice) {
   forced_16_bit_x_by_table.store(choice < 0 ? -1 : choice != 0, std::memory_order_relaxed);
 }

@@ -179,6 +179,11 @@ void force_16_bit_x_by_table(int choice);
 // thresholds (docs/performance-history.md, session 54).
 bool quantizes_by_thresholds(const Plan& plan);
 
+// Tests: moves every threshold's estimated key by `keys` (0 restores it), so that the windows
+// around the estimates miss and the thresholds are bisected; and the current shift.
+void shift_threshold_estimates(int keys);
+int threshold_estimate_shift();
+
 // Elements [begin, end) of the plan into y, over the canonical layout (execute/runs.h). Selects
 // the target once per call. For packed outputs, begin and end are multiples of 8 or end is the
 // element count, so that no two calls write one byte.
