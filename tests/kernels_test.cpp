@@ -740,7 +740,8 @@ std::string first_target_unlike_reference(const Plan& plan, SubByteLayout layout
 // keep the arithmetic), and scales that put boundaries at the type's overflow. Integer outputs
 // get a random zero point per row; float4 runs without one and with one (zero-point codes include
 // -0). Rows of 528 and 1000 elements (random patterns, seed 5454) take the stretch's last partial
-// 32 elements, and a scale per row with few rows sharing one. Each case runs again with every
+// 32 elements, and a scale per row with few rows sharing one; float32 scales in x's precision are
+// rounded to x's type first. Each case runs again with every
 // threshold's estimate moved 7 keys up and 7 down, so that the windows miss and every threshold
 // is bisected.
 TEST(KernelsByThresholds, EveryPatternUnderEveryKindOfScaleMatchesTheReference) {
@@ -810,6 +811,26 @@ TEST(KernelsByThresholds, EveryPatternUnderEveryKindOfScaleMatchesTheReference) 
             }
           }
         }
+      }
+      // float32 scales in x's precision: the divisor is the scale rounded to x's type (to 0 or
+      // infinity for some: those keep the arithmetic), of both signs; every pattern per row.
+      const std::vector<float> float_scales = {0.37f, -0.37f, 1e-9f, -3e38f, 1e6f, 0.0999f, -2.5e-3f, 7.1f};
+      const int64_t float_rows = static_cast<int64_t>(float_scales.size());
+      const std::vector<int64_t> x_shape{float_rows, 65536}, operand_shape{float_rows};
+      auto x = make_storage(x_type, static_cast<uint64_t>(float_rows) * 65536,
+                            [](uint64_t i) { return static_cast<uint32_t>(i % 65536); });
+      auto scale = make_storage(E::kFloat32, static_cast<uint64_t>(float_rows),
+                                [&](uint64_t r) { return std::bit_cast<uint32_t>(float_scales[r]); });
+      for (E out : {E::kInt4, E::kUint2, E::kFloat4E2M1}) {
+        QuantizeLinearAttributes a;
+        a.axis = 0;
+        a.output_dtype = static_cast<int64_t>(out);
+        a.precision = static_cast<int64_t>(x_type);
+        const Result<Plan> planned = plan_quantize_linear({x_type, x_shape, x.data()},
+                                                          {E::kFloat32, operand_shape, scale.data()}, nullptr, a);
+        ASSERT_TRUE(planned.ok()) << planned.status().message();
+        ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
+            << name(x_type) << " -> " << name(out) << " with float32 scales, estimates moved " << shift << " keys";
       }
     }
   }

@@ -537,8 +537,8 @@ struct ThresholdCodes {
   int16_t first_step = 0;  // half the codes: the first comparison's index
   int16_t first_bound = 0;
   int16_t nan_code = 0;
-  // Level l's bound for a lane whose index so far is i: the least key whose rank is i + step_l
-  // (steps first_step / 2, ..., 1), 32 entries for one vpermw.
+  // Level l's bound for a lane whose index so far is i: the least key whose rank is at least
+  // i + step_l (steps first_step / 2, ..., 1), 32 entries for one vpermw.
   alignas(64) int16_t bounds[3][32] = {};
   alignas(64) int16_t codes[32] = {};  // the stored code of each rank
 };
@@ -2504,10 +2504,11 @@ void MakeThresholdCodes(const Context& c, VF divisor, VF zp, const typename Outp
   }
   nearest = hn::Add(nearest, hn::Set(di, threshold_estimate_shift()));  // 0 but in tests
   const VI lowest_key = hn::Set(di, -kInf - 1), highest_key = hn::Set(di, kInf);
-  // The window is clamped to the numbers' keys, and to -0 and +0 (keys -1, 0) for a boundary at
-  // zero (float4's -0 | +0, and the lanes of no threshold): its neighbours are subnormal
-  // bfloat16 values, whose division takes a microcode assist per instruction on Intel CPUs (a
-  // row's thresholds cost three times as much). The window stays a run of consecutive keys.
+  // The window is clamped to the numbers' keys, and to -0 and +0 (keys -1, 0) where the nearest
+  // key is one of them (float4's -0 | +0 boundary, the lanes of no threshold, and estimates that
+  // underflow with a tiny divisor, which then bisect): their neighbours are subnormal bfloat16
+  // values, whose division takes a microcode assist per instruction on Intel CPUs (a row's
+  // thresholds cost three times as much). The window stays a run of consecutive keys.
   const auto at_zero = hn::And(AtLeast(nearest, hn::Set(di, -1)), hn::Lt(nearest, hn::Set(di, 1)));
   const VI window_lo = hn::IfThenElse(at_zero, hn::Set(di, -1), lowest_key);
   const VI window_hi = hn::IfThenElse(at_zero, hn::Zero(di), highest_key);
