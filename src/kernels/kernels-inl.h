@@ -539,8 +539,11 @@ struct ThresholdCodes {
   int16_t nan_code = 0;
   // Level l's bound for a lane whose index so far is i: the least key whose rank is at least
   // i + step_l (steps first_step / 2, ..., 1), 32 entries for one vpermw.
-  alignas(64) int16_t bounds[3][32] = {};
-  alignas(64) int16_t codes[32] = {};  // the stored code of each rank
+  // MakeThresholdCodes writes the levels the output's code width reads, and all codes, before it
+  // sets `usable`; nothing reads them otherwise, so they start uninitialized (every task has a
+  // ThresholdCodes, dequantize tasks included, and most never make one).
+  alignas(64) int16_t bounds[3][32];
+  alignas(64) int16_t codes[32];  // the stored code of each rank
 };
 
 struct Context {

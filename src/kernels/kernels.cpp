@@ -375,10 +375,27 @@ void ExecuteRange(const Plan& plan, const Layout& canonical, uint64_t begin, uin
 
 bool SideReductionPays() { return HWY_MAX_BYTES < 64; }  // see kernels.h
 
-// Whether this target codes stretches of a constant divisor by thresholds (QuantizeByThresholds).
-bool CodesByThresholds() {
+// Whether this target codes QuantizeLinear's stretches of a constant divisor from x in `precision`
+// to `y` by thresholds, by the facts QuantizeStretch takes them on: x's own precision and
+// kCodesByThresholds of y's Output (QuantizeByThresholds).
+bool CodesByThresholds([[maybe_unused]] ElementType x, [[maybe_unused]] Precision precision,
+                       [[maybe_unused]] ElementType y) {
 #ifdef QDQ_CODES_BY_THRESHOLDS
-  return true;
+  if ((x != ElementType::kFloat16 && x != ElementType::kBfloat16) || !ExactInPrecision(x, precision)) return false;
+  switch (y) {  // every output from 16-bit x with at most 256 codes: the trait decides
+    case ElementType::kInt8: return kCodesByThresholds<IntegerOutput<8, true>>;
+    case ElementType::kUint8: return kCodesByThresholds<IntegerOutput<8, false>>;
+    case ElementType::kInt4: return kCodesByThresholds<IntegerOutput<4, true>>;
+    case ElementType::kUint4: return kCodesByThresholds<IntegerOutput<4, false>>;
+    case ElementType::kInt2: return kCodesByThresholds<IntegerOutput<2, true>>;
+    case ElementType::kUint2: return kCodesByThresholds<IntegerOutput<2, false>>;
+    case ElementType::kFloat8E4M3FN: return kCodesByThresholds<FloatOutput<kE4M3FN, false>>;
+    case ElementType::kFloat8E4M3FNUZ: return kCodesByThresholds<FloatOutput<kE4M3FNUZ, false>>;
+    case ElementType::kFloat8E5M2: return kCodesByThresholds<FloatOutput<kE5M2, false>>;
+    case ElementType::kFloat8E5M2FNUZ: return kCodesByThresholds<FloatOutput<kE5M2FNUZ, false>>;
+    case ElementType::kFloat4E2M1: return kCodesByThresholds<FloatOutput<kE2M1, true>>;
+    default: return false;
+  }
 #else
   return false;
 #endif
@@ -408,13 +425,8 @@ bool side_reduction_pays() { return HWY_DYNAMIC_DISPATCH(SideReductionPays)(); }
 
 HWY_EXPORT(CodesByThresholds);
 bool quantizes_by_thresholds(const Plan& plan) {
-  const ElementType x = plan.x.type, y = plan.output_type;
-  const bool own_precision = (x == ElementType::kFloat16 && plan.precision == Precision::kFloat16) ||
-                             (x == ElementType::kBfloat16 && plan.precision == Precision::kBfloat16);
-  const bool few_codes = y == ElementType::kInt4 || y == ElementType::kUint4 || y == ElementType::kInt2 ||
-                         y == ElementType::kUint2 || y == ElementType::kFloat4E2M1;
-  return plan.operation == Operation::kQuantize && own_precision && few_codes &&
-         HWY_DYNAMIC_DISPATCH(CodesByThresholds)();
+  return plan.operation == Operation::kQuantize &&
+         HWY_DYNAMIC_DISPATCH(CodesByThresholds)(plan.x.type, plan.precision, plan.output_type);
 }
 
 namespace {
