@@ -732,6 +732,30 @@ std::string first_target_unlike_reference(const Plan& plan, SubByteLayout layout
   return unlike;
 }
 
+// Scales of float16 or bfloat16 x's own type (patterns) that the kernels' special paths must get
+// right: normal ones of both signs, the largest and smallest finite, subnormal, +-0, infinities
+// and NaN, and one that puts boundaries at the type's overflow.
+std::vector<uint32_t> kinds_of_scale(ElementType x_type) {
+  const bool half = x_type == ElementType::kFloat16;
+  return {
+      half ? 0x35EBu : 0x3EBDu,  // 0.37
+      half ? 0xB5EBu : 0xBEBDu,  // -0.37
+      half ? 0x3C00u : 0x3F80u,  // 1
+      half ? 0x1419u : 0x3A83u,  // about 0.001
+      half ? 0x7BFFu : 0x7F7Fu,  // the largest finite
+      half ? 0x7800u : 0x7E80u,  // 32768 / 2^126: +-7.5 times it overflows
+      half ? 0x0400u : 0x0080u,  // the smallest normal
+      half ? 0x0001u : 0x0001u,  // the smallest subnormal
+      half ? 0x8003u : 0x8003u,  // a negative subnormal
+      0x0000u, 0x8000u,          // +-0
+      half ? 0x7C00u : 0x7F80u,  // inf
+      half ? 0xFC00u : 0xFF80u,  // -inf
+      half ? 0x7E00u : 0x7FC0u,  // NaN
+      half ? 0x4B80u : 0x4170u,  // 15 (half) / 15 (bfloat16)
+      half ? 0x2E66u : 0x3DCDu,  // about 0.1
+  };
+}
+
 // Quantization of float16 and bfloat16 x in its own precision to 4- and 2-bit integers and
 // float4e2m1 by thresholds (kernels-inl.h, QuantizeByThresholds: AVX-512 targets; the others run
 // the arithmetic), against the reference on every target. Each row of x holds every one of the
@@ -752,24 +776,7 @@ TEST(KernelsByThresholds, EveryPatternUnderEveryKindOfScaleMatchesTheReference) 
     kernels::shift_threshold_estimates(shift);
     std::mt19937 g(5454);
     for (E x_type : {E::kFloat16, E::kBfloat16}) {
-      const bool half = x_type == E::kFloat16;
-      const std::vector<uint32_t> scale_patterns = {
-          half ? 0x35EBu : 0x3EBDu,  // 0.37
-          half ? 0xB5EBu : 0xBEBDu,  // -0.37
-          half ? 0x3C00u : 0x3F80u,  // 1
-          half ? 0x1419u : 0x3A83u,  // about 0.001
-          half ? 0x7BFFu : 0x7F7Fu,  // the largest finite
-          half ? 0x7800u : 0x7E80u,  // 32768 / 2^126: +-7.5 times it overflows
-          half ? 0x0400u : 0x0080u,  // the smallest normal
-          half ? 0x0001u : 0x0001u,  // the smallest subnormal
-          half ? 0x8003u : 0x8003u,  // a negative subnormal
-          0x0000u, 0x8000u,          // +-0
-          half ? 0x7C00u : 0x7F80u,  // inf
-          half ? 0xFC00u : 0xFF80u,  // -inf
-          half ? 0x7E00u : 0x7FC0u,  // NaN
-          half ? 0x4B80u : 0x4170u,  // 15 (half) / 15 (bfloat16)
-          half ? 0x2E66u : 0x3DCDu,  // about 0.1
-      };
+      const std::vector<uint32_t> scale_patterns = kinds_of_scale(x_type);
       const int64_t rows = static_cast<int64_t>(scale_patterns.size());
       // The shorter rows' scales: those and four random positive ones.
       std::vector<uint32_t> scales_of_rows = scale_patterns;
@@ -832,6 +839,124 @@ TEST(KernelsByThresholds, EveryPatternUnderEveryKindOfScaleMatchesTheReference) 
         ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
             << name(x_type) << " -> " << name(out) << " with float32 scales, estimates moved " << shift << " keys";
       }
+    }
+  }
+}
+
+// The premise of OwnPrecisionQuotientByReciprocal (kernels-inl.h), exhaustively and in scalar
+// code: for every float16 or bfloat16 x pattern and every positive scale pattern s of the same
+// type whose reciprocal r = RN(1 / s) is a normal float32, RN(x r) and RN(x / s), rounded to the
+// type (half to even) and then to an integer (half to even), give the same integer wherever the
+// quotient's magnitude is at most 70000 (every 16-bit code's bound with its zero point lies
+// within it). Negative x and s mirror these. The rounding to the type is to its significand's
+// bits on float32's (half to even), without its exponent range: below float16's normal range
+// both round to integer 0 either way, and above its largest finite value, both lie beyond every
+// bound. Patterns decode by their fields.
+TEST(KernelsByReciprocal, ProductOfEveryPatternRoundsAsTheQuotient) {
+  const auto float16_value = [](uint32_t bits) {  // 0bEEEEEMMMMMMMMMM, positive and finite
+    const uint32_t exponent = bits >> 10, mantissa = bits & 0x3FFu;
+    return exponent == 0 ? std::ldexp(static_cast<float>(mantissa), -24)
+                         : std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
+  };
+  const auto bfloat16_value = [](uint32_t bits) { return std::bit_cast<float>(bits << 16); };
+  // v rounded half to even to `bits` significant bits (24 - dropped), for finite v.
+  const auto round_to_significand = [](float v, int dropped) {
+    const uint32_t u = std::bit_cast<uint32_t>(v);
+    const uint32_t half_minus_one = (1u << (dropped - 1)) - 1u, odd = (u >> dropped) & 1u;
+    return std::bit_cast<float>((u + half_minus_one + odd) & ~((1u << dropped) - 1u));
+  };
+  for (E x_type : {E::kFloat16, E::kBfloat16}) {
+    const bool half = x_type == E::kFloat16;
+    const int dropped = half ? 13 : 16;
+    const uint32_t infinity = half ? 0x7C00u : 0x7F80u;
+    uint64_t pairs = 0;
+    for (uint32_t s_bits = 1; s_bits < infinity; ++s_bits) {
+      const float s = half ? float16_value(s_bits) : bfloat16_value(s_bits);
+      const float r = 1.0f / s;
+      if (!std::isnormal(r)) continue;
+      for (uint32_t x_bits = 0; x_bits < infinity; ++x_bits) {  // increasing x
+        const float x = half ? float16_value(x_bits) : bfloat16_value(x_bits);
+        const float quotient = x / s;
+        if (quotient > 70000.0f) break;
+        const float product = x * r;
+        const float rounded_quotient = round_to_significand(quotient, dropped);
+        const float rounded_product = round_to_significand(product, dropped);
+        ++pairs;
+        if (std::nearbyint(rounded_quotient) != std::nearbyint(rounded_product)) {
+          FAIL() << name(x_type) << " x 0x" << std::hex << x_bits << " over 0x" << s_bits << ": quotient " << quotient
+                 << ", product " << product;
+        }
+      }
+    }
+    EXPECT_GT(pairs, uint64_t{1} << 24) << name(x_type);
+  }
+}
+
+// Quantization of float16 and bfloat16 x in its own precision to integers over stretches of one
+// scale (here the rows of a per-axis plan on axis 0), which every target codes from the product
+// with the scale's reciprocal where that is normal (kernels-inl.h, OwnPrecisionQuotientByReciprocal),
+// against the reference on every target. Each row has its own scale: every kind of kinds_of_scale
+// (the zero, infinite, NaN and bfloat16's subnormal ones keep the division), 16 random patterns
+// and 16 random normal ones of typical size and either sign, seed 5455; and a random zero point.
+// 8- and 16-bit integers: every one of the 2^16 patterns of x in each row. 4- and 2-bit integers:
+// rows of 500 random patterns, shorter than the thresholds take. Then float32 scales, rounded to
+// x's type first.
+TEST(KernelsByReciprocal, OwnPrecisionQuotientsOfEveryPatternMatchTheReference) {
+  std::mt19937 g(5455);
+  for (E x_type : {E::kFloat16, E::kBfloat16}) {
+    const bool half = x_type == E::kFloat16;
+    std::vector<uint32_t> scales = kinds_of_scale(x_type);
+    for (int j = 0; j < 16; ++j) scales.push_back(g() & 0xFFFFu);
+    for (int j = 0; j < 16; ++j) {  // exponents 2^-10 ... 2^3
+      const uint32_t sign = (g() & 1u) << 15;
+      scales.push_back(sign | (half ? 0x1400u + g() % 0x3400u : 0x3A80u + g() % 0x0700u));
+    }
+    const int64_t rows = static_cast<int64_t>(scales.size());
+    const std::vector<int64_t> operand_shape{rows};
+    auto scale = make_storage(x_type, static_cast<uint64_t>(rows), [&](uint64_t r) { return scales[r]; });
+    for (const int64_t columns : {int64_t{65536}, int64_t{500}}) {
+      const std::vector<int64_t> x_shape{rows, columns};
+      auto x = make_storage(x_type, static_cast<uint64_t>(rows * columns), [&](uint64_t i) -> uint32_t {
+        return columns == 65536 ? static_cast<uint32_t>(i % 65536) : g() & 0xFFFFu;
+      });
+      const std::vector<E> outputs = columns == 65536 ? std::vector<E>{E::kInt8, E::kUint8, E::kInt16, E::kUint16}
+                                                      : std::vector<E>{E::kInt4, E::kUint4, E::kInt2, E::kUint2};
+      for (E out : outputs) {
+        const ElementTypeInfo& oi = info(out);
+        auto zp = make_storage(out, static_cast<uint64_t>(rows), [&](uint64_t) {
+          return static_cast<uint32_t>(g()) & static_cast<uint32_t>((uint64_t{1} << oi.bits) - 1u);
+        });
+        const TensorView zv{out, operand_shape, zp.data()};
+        QuantizeLinearAttributes a;
+        a.axis = 0;
+        a.precision = static_cast<int64_t>(x_type);
+        const Result<Plan> planned =
+            plan_quantize_linear({x_type, x_shape, x.data()}, {x_type, operand_shape, scale.data()}, &zv, a);
+        ASSERT_TRUE(planned.ok()) << planned.status().message();
+        ASSERT_TRUE(kernels::covers(planned.value())) << name(x_type) << " -> " << name(out);
+        ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
+            << name(x_type) << " -> " << name(out) << ", [" << rows << ", " << columns << "] (seed 5455)";
+      }
+    }
+    // float32 scales in x's precision: the divisor (and its reciprocal) is the scale rounded to
+    // x's type, to 0 or infinity for some; every pattern per row.
+    const std::vector<float> float_scales = {0.37f, -0.37f, 1e-9f, -3e38f, 1e6f, 0.0999f, -2.5e-3f, 7.1f, 3e-6f};
+    const std::vector<int64_t> float_operand_shape{static_cast<int64_t>(float_scales.size())};
+    const std::vector<int64_t> x_shape{float_operand_shape[0], 65536};
+    auto x = make_storage(x_type, static_cast<uint64_t>(x_shape[0] * 65536),
+                          [](uint64_t i) { return static_cast<uint32_t>(i % 65536); });
+    auto float_scale = make_storage(E::kFloat32, float_scales.size(),
+                                    [&](uint64_t r) { return std::bit_cast<uint32_t>(float_scales[r]); });
+    for (E out : {E::kInt8, E::kUint16}) {
+      QuantizeLinearAttributes a;
+      a.axis = 0;
+      a.output_dtype = static_cast<int64_t>(out);
+      a.precision = static_cast<int64_t>(x_type);
+      const Result<Plan> planned = plan_quantize_linear({x_type, x_shape, x.data()},
+                                                        {E::kFloat32, float_operand_shape, float_scale.data()}, nullptr, a);
+      ASSERT_TRUE(planned.ok()) << planned.status().message();
+      ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
+          << name(x_type) << " -> " << name(out) << " with float32 scales";
     }
   }
 }
