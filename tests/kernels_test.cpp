@@ -899,8 +899,8 @@ TEST(KernelsByReciprocal, ProductOfEveryPatternRoundsAsTheQuotient) {
 // (the zero, infinite, NaN and bfloat16's subnormal ones keep the division), 16 random patterns
 // and 16 random normal ones of typical size and either sign, seed 5455; and a random zero point.
 // 8- and 16-bit integers: every one of the 2^16 patterns of x in each row. 4- and 2-bit integers:
-// rows of 500 random patterns, shorter than the thresholds take. Then float32 scales, rounded to
-// x's type first.
+// rows of 500 random patterns, shorter than the thresholds take. Then blocked plans, whose
+// whole-block loop takes a reciprocal per block, and float32 scales, rounded to x's type first.
 TEST(KernelsByReciprocal, OwnPrecisionQuotientsOfEveryPatternMatchTheReference) {
   std::mt19937 g(5455);
   for (E x_type : {E::kFloat16, E::kBfloat16}) {
@@ -936,6 +936,35 @@ TEST(KernelsByReciprocal, OwnPrecisionQuotientsOfEveryPatternMatchTheReference) 
         ASSERT_TRUE(kernels::covers(planned.value())) << name(x_type) << " -> " << name(out);
         ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
             << name(x_type) << " -> " << name(out) << ", [" << rows << ", " << columns << "] (seed 5455)";
+      }
+    }
+    // Blocked along the last axis in blocks of 32, 128 and 48 (on AVX-512 two, eight and three
+    // vectors: the whole-block loop takes 128 four vectors at a time, the others one at a time),
+    // about every pattern in each of 8 rows; each block's scale is one of the rows' above (blocks
+    // whose reciprocal is not normal divide), each its own zero point.
+    for (const int64_t block : {int64_t{32}, int64_t{128}, int64_t{48}}) {
+      const int64_t blocked_rows = 8, columns = block == 48 ? 65520 : 65536, blocks = columns / block;
+      const std::vector<int64_t> x_shape{blocked_rows, columns}, blocks_shape{blocked_rows, blocks};
+      auto x = make_storage(x_type, static_cast<uint64_t>(blocked_rows * columns),
+                            [&](uint64_t i) { return static_cast<uint32_t>((i % static_cast<uint64_t>(columns)) * 65536 / columns); });
+      auto block_scale = make_storage(x_type, static_cast<uint64_t>(blocked_rows * blocks),
+                                      [&](uint64_t i) { return scales[(i * 7) % scales.size()]; });
+      for (E out : {E::kInt8, E::kUint16, E::kInt4}) {
+        const ElementTypeInfo& oi = info(out);
+        auto zp = make_storage(out, static_cast<uint64_t>(blocked_rows * blocks), [&](uint64_t) {
+          return static_cast<uint32_t>(g()) & static_cast<uint32_t>((uint64_t{1} << oi.bits) - 1u);
+        });
+        const TensorView zv{out, blocks_shape, zp.data()};
+        QuantizeLinearAttributes a;
+        a.axis = 1;
+        a.block_size = block;
+        a.precision = static_cast<int64_t>(x_type);
+        const Result<Plan> planned =
+            plan_quantize_linear({x_type, x_shape, x.data()}, {x_type, blocks_shape, block_scale.data()}, &zv, a);
+        ASSERT_TRUE(planned.ok()) << planned.status().message();
+        ASSERT_TRUE(kernels::covers(planned.value()));
+        ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
+            << name(x_type) << " -> " << name(out) << " in blocks of " << block << " (seed 5455)";
       }
     }
     // float32 scales in x's precision: the divisor (and its reciprocal) is the scale rounded to

@@ -2802,15 +2802,36 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
   constexpr size_t kXBytes = sizeof(typename XInput<kX>::T);
   [[maybe_unused]] const bool fours = block % (4 * N) == 0;
   [[maybe_unused]] const bool pairs = block % (2 * N) == 0;
+  // Integer codes in x's own precision: each block's quotients by its divisor's reciprocal
+  // (OwnPrecisionQuotientByReciprocal), the reciprocals made a vector of blocks at a time rather
+  // than one division per block; a block whose reciprocal is not normal divides.
+  [[maybe_unused]] HWY_ALIGN float reciprocals[BlockBounds::kMostBlocks];
+  [[maybe_unused]] bool by_reciprocal = false;
+  if constexpr (kCodesOwnQuotientByReciprocal<Output>) {
+    if (own_precision && k / block + N <= BlockBounds::kMostBlocks) {
+      for (size_t j = 0; j < k / block; j += N) {  // o.scale.block is padded past the last block
+        VF divisors = hn::LoadU(df, o.scale.block + j);
+        if (round_scale) divisors = RoundToPrecision(c.precision, divisors);
+        hn::Store(hn::Div(hn::Set(df, 1.0f), divisors), df, reciprocals + j);
+      }
+      by_reciprocal = true;
+    }
+  }
   for (size_t b = 0, i = 0; i < k; ++b, i += block) {
     VF s = hn::Set(df, o.scale.block[b]);
     if (round_scale) s = RoundToPrecision(c.precision, s);
     VF zp = shared_zp;
     typename Output::Bounds bounds = shared_bounds;
     if constexpr (kOwnZeroPoints) bounds = OwnBoundsOfBlock<Output>(o, b, block_bounds, &zp);
-    auto codes_at = [&](size_t j) QDQ_HOT_LAMBDA {
-      return codes_of(hn::Div(XInput<kX>::Load(x + j), s), zp, bounds);
+    [[maybe_unused]] const bool block_by_reciprocal = by_reciprocal && std::isnormal(reciprocals[b]);
+    [[maybe_unused]] const VF r = block_by_reciprocal ? hn::Set(df, reciprocals[b]) : s;
+    auto quotient = [&](VF v) QDQ_HOT_LAMBDA {
+      if constexpr (kCodesOwnQuotientByReciprocal<Output>) {
+        if (block_by_reciprocal) return OwnPrecisionQuotientByReciprocal<kX>(v, r);
+      }
+      return hn::Div(v, s);
     };
+    auto codes_at = [&](size_t j) QDQ_HOT_LAMBDA { return codes_of(quotient(XInput<kX>::Load(x + j)), zp, bounds); };
     const size_t end = i + block;
     if constexpr (sizeof(Code) == 1) {
 #ifdef QDQ_HALFWORD_CODES
@@ -2845,8 +2866,8 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
           VF v[4];
           LoadX4<kX>(x + j, v);
           StoreLowBytes4<kInterleavedLoadX4<kX>, (Output::kCodeBits < 8)>(
-              codes_of(hn::Div(v[0], s), zp, bounds), codes_of(hn::Div(v[1], s), zp, bounds),
-              codes_of(hn::Div(v[2], s), zp, bounds), codes_of(hn::Div(v[3], s), zp, bounds), byte_mask, out + j);
+              codes_of(quotient(v[0]), zp, bounds), codes_of(quotient(v[1]), zp, bounds),
+              codes_of(quotient(v[2]), zp, bounds), codes_of(quotient(v[3]), zp, bounds), byte_mask, out + j);
           prefetch.Step(4 * N * kXBytes);
         }
         continue;
