@@ -850,8 +850,9 @@ TEST(KernelsByThresholds, EveryPatternUnderEveryKindOfScaleMatchesTheReference) 
 // quotient's magnitude is at most 70000 (every 16-bit code's bound with its zero point lies
 // within it). Negative x and s mirror these. The rounding to the type is to its significand's
 // bits on float32's (half to even), without its exponent range: below float16's normal range
-// both round to integer 0 either way, and above its largest finite value, both lie beyond every
-// bound. Patterns decode by their fields.
+// both round to integer 0 either way; above float16's largest finite value it gives 65504 where
+// the type does and 65536 where the type overflows to infinity, so agreement there is the type's
+// agreement. Patterns decode by their fields.
 TEST(KernelsByReciprocal, ProductOfEveryPatternRoundsAsTheQuotient) {
   const auto float16_value = [](uint32_t bits) {  // 0bEEEEEMMMMMMMMMM, positive and finite
     const uint32_t exponent = bits >> 10, mantissa = bits & 0x3FFu;
@@ -896,7 +897,8 @@ TEST(KernelsByReciprocal, ProductOfEveryPatternRoundsAsTheQuotient) {
 // scale (here the rows of a per-axis plan on axis 0), which every target codes from the product
 // with the scale's reciprocal where that is normal (kernels-inl.h, OwnPrecisionQuotientByReciprocal),
 // against the reference on every target. Each row has its own scale: every kind of kinds_of_scale
-// (the zero, infinite, NaN and bfloat16's subnormal ones keep the division), 16 random patterns
+// (those whose float32 reciprocal is not normal keep the division: zero, infinite, NaN, and
+// bfloat16's largest and smallest), 16 random patterns
 // and 16 random normal ones of typical size and either sign, seed 5455; and a random zero point.
 // 8- and 16-bit integers: every one of the 2^16 patterns of x in each row. 4- and 2-bit integers:
 // rows of 500 random patterns, shorter than the thresholds take. Then blocked plans, whose
@@ -938,10 +940,11 @@ TEST(KernelsByReciprocal, OwnPrecisionQuotientsOfEveryPatternMatchTheReference) 
             << name(x_type) << " -> " << name(out) << ", [" << rows << ", " << columns << "] (seed 5455)";
       }
     }
-    // Blocked along the last axis in blocks of 32, 128 and 48 (on AVX-512 two, eight and three
-    // vectors: the whole-block loop takes 128 four vectors at a time, the others one at a time),
-    // about every pattern in each of 8 rows; each block's scale is one of the rows' above (blocks
-    // whose reciprocal is not normal divide), each its own zero point.
+    // Blocked along the last axis in blocks of 32 and 128 (on AVX-512 the whole-block loop takes 32
+    // one vector at a time, 128 four at a time) and of 48 (which does not divide the kernels'
+    // chunks of 1024 elements, so that most of its blocks divide, per stretch), about every
+    // pattern in each of 8 rows; each block's scale is one of the rows' above (blocks whose
+    // reciprocal is not normal divide), each its own zero point.
     for (const int64_t block : {int64_t{32}, int64_t{128}, int64_t{48}}) {
       const int64_t blocked_rows = 8, columns = block == 48 ? 65520 : 65536, blocks = columns / block;
       const std::vector<int64_t> x_shape{blocked_rows, columns}, blocks_shape{blocked_rows, blocks};
