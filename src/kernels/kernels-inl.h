@@ -1530,7 +1530,6 @@ HWY_INLINE VI CodesOfOwnPrecisionQuotient(const Context& c, VF q, VF zp, const t
 // search of their codes (docs/semantics.md) is not yet repeated by the tests.
 // So 16-bit and narrower integer codes of a constant divisor take it on every target, a product
 // never costing more than a division (unlike float32 x's tie check, kQuantizesByReciprocal).
-template <ElementType kX>
 HWY_INLINE VF OwnPrecisionQuotientByReciprocal(VF x, VF r) {
   return hn::Mul(x, r);
 }
@@ -2308,7 +2307,7 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
   };
   auto codes_at = [&](size_t j) QDQ_HOT_LAMBDA {
     if constexpr (kByReciprocal && kRoundQuotient) {
-      const VF q = OwnPrecisionQuotientByReciprocal<kX>(XInput<kX>::Load(x + j), r);
+      const VF q = OwnPrecisionQuotientByReciprocal(XInput<kX>::Load(x + j), r);
       return CodesOfOwnPrecisionQuotient<Output, kX>(c, q, zp, bounds);
     } else if constexpr (kByReciprocal) {
       return Output::CodesByReciprocal(XInput<kX>::Load(x + j), s, r, bounds);
@@ -2827,7 +2826,7 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
     [[maybe_unused]] const VF r = block_by_reciprocal ? hn::Set(df, reciprocals[b]) : s;
     auto quotient = [&](VF v) QDQ_HOT_LAMBDA {
       if constexpr (kCodesOwnQuotientByReciprocal<Output>) {
-        if (block_by_reciprocal) return OwnPrecisionQuotientByReciprocal<kX>(v, r);
+        if (block_by_reciprocal) return OwnPrecisionQuotientByReciprocal(v, r);
       }
       return hn::Div(v, s);
     };
