@@ -756,6 +756,28 @@ std::vector<uint32_t> kinds_of_scale(ElementType x_type) {
   };
 }
 
+// QuantizeLinear of every pattern of float16 or bfloat16 x in its own precision with float32
+// scales, one per row (per-axis on axis 0), to `out`: each scale is rounded to x's type first,
+// some to 0 or infinity, of both signs. "" where every target writes the reference's codes, else
+// the first target that does not, or why the plan failed.
+std::string float32_scales_unlike_reference(ElementType x_type, ElementType out) {
+  const std::vector<float> scales = {0.37f, -0.37f, 1e-9f, -3e38f, 1e6f, 0.0999f, -2.5e-3f, 7.1f, 3e-6f};
+  const int64_t rows = static_cast<int64_t>(scales.size());
+  const std::vector<int64_t> x_shape{rows, 65536}, operand_shape{rows};
+  auto x = make_storage(x_type, static_cast<uint64_t>(rows) * 65536,
+                        [](uint64_t i) { return static_cast<uint32_t>(i % 65536); });
+  auto scale = make_storage(ElementType::kFloat32, static_cast<uint64_t>(rows),
+                            [&](uint64_t r) { return std::bit_cast<uint32_t>(scales[r]); });
+  QuantizeLinearAttributes a;
+  a.axis = 0;
+  a.output_dtype = static_cast<int64_t>(out);
+  a.precision = static_cast<int64_t>(x_type);
+  const Result<Plan> planned =
+      plan_quantize_linear({x_type, x_shape, x.data()}, {ElementType::kFloat32, operand_shape, scale.data()}, nullptr, a);
+  if (!planned.ok()) return "the plan: " + planned.status().message();
+  return first_target_unlike_reference(planned.value(), SubByteLayout::kPacked);
+}
+
 // Quantization of float16 and bfloat16 x in its own precision to 4- and 2-bit integers and
 // float4e2m1 by thresholds (kernels-inl.h, QuantizeByThresholds: AVX-512 targets; the others run
 // the arithmetic), against the reference on every target. Each row of x holds every one of the
@@ -819,24 +841,10 @@ TEST(KernelsByThresholds, EveryPatternUnderEveryKindOfScaleMatchesTheReference) 
           }
         }
       }
-      // float32 scales in x's precision: the divisor is the scale rounded to x's type (to 0 or
-      // infinity for some: those keep the arithmetic), of both signs; every pattern per row.
-      const std::vector<float> float_scales = {0.37f, -0.37f, 1e-9f, -3e38f, 1e6f, 0.0999f, -2.5e-3f, 7.1f};
-      const int64_t float_rows = static_cast<int64_t>(float_scales.size());
-      const std::vector<int64_t> x_shape{float_rows, 65536}, operand_shape{float_rows};
-      auto x = make_storage(x_type, static_cast<uint64_t>(float_rows) * 65536,
-                            [](uint64_t i) { return static_cast<uint32_t>(i % 65536); });
-      auto scale = make_storage(E::kFloat32, static_cast<uint64_t>(float_rows),
-                                [&](uint64_t r) { return std::bit_cast<uint32_t>(float_scales[r]); });
+      // float32 scales in x's precision (those keep the arithmetic where they round to 0 or
+      // infinity).
       for (E out : {E::kInt4, E::kUint2, E::kFloat4E2M1}) {
-        QuantizeLinearAttributes a;
-        a.axis = 0;
-        a.output_dtype = static_cast<int64_t>(out);
-        a.precision = static_cast<int64_t>(x_type);
-        const Result<Plan> planned = plan_quantize_linear({x_type, x_shape, x.data()},
-                                                          {E::kFloat32, operand_shape, scale.data()}, nullptr, a);
-        ASSERT_TRUE(planned.ok()) << planned.status().message();
-        ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
+        ASSERT_EQ(float32_scales_unlike_reference(x_type, out), "")
             << name(x_type) << " -> " << name(out) << " with float32 scales, estimates moved " << shift << " keys";
       }
     }
@@ -970,25 +978,11 @@ TEST(KernelsByReciprocal, OwnPrecisionQuotientsOfEveryPatternMatchTheReference) 
             << name(x_type) << " -> " << name(out) << " in blocks of " << block << " (seed 5455)";
       }
     }
-    // float32 scales in x's precision: the divisor (and its reciprocal) is the scale rounded to
-    // x's type, to 0 or infinity for some; every pattern per row.
-    const std::vector<float> float_scales = {0.37f, -0.37f, 1e-9f, -3e38f, 1e6f, 0.0999f, -2.5e-3f, 7.1f, 3e-6f};
-    const std::vector<int64_t> float_operand_shape{static_cast<int64_t>(float_scales.size())};
-    const std::vector<int64_t> x_shape{float_operand_shape[0], 65536};
-    auto x = make_storage(x_type, static_cast<uint64_t>(x_shape[0] * 65536),
-                          [](uint64_t i) { return static_cast<uint32_t>(i % 65536); });
-    auto float_scale = make_storage(E::kFloat32, float_scales.size(),
-                                    [&](uint64_t r) { return std::bit_cast<uint32_t>(float_scales[r]); });
+    // float32 scales in x's precision: the divisor and its reciprocal come from the scale rounded
+    // to x's type.
     for (E out : {E::kInt8, E::kUint16}) {
-      QuantizeLinearAttributes a;
-      a.axis = 0;
-      a.output_dtype = static_cast<int64_t>(out);
-      a.precision = static_cast<int64_t>(x_type);
-      const Result<Plan> planned = plan_quantize_linear({x_type, x_shape, x.data()},
-                                                        {E::kFloat32, float_operand_shape, float_scale.data()}, nullptr, a);
-      ASSERT_TRUE(planned.ok()) << planned.status().message();
-      ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
-          << name(x_type) << " -> " << name(out) << " with float32 scales";
+      ASSERT_EQ(float32_scales_unlike_reference(x_type, out), "") << name(x_type) << " -> " << name(out)
+                                                                   << " with float32 scales";
     }
   }
 }
