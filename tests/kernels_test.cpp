@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -853,14 +854,18 @@ TEST(KernelsByThresholds, EveryPatternUnderEveryKindOfScaleMatchesTheReference) 
 
 // The premise of OwnPrecisionQuotientByReciprocal (kernels-inl.h), exhaustively and in scalar
 // code: for every float16 or bfloat16 x pattern and every positive scale pattern s of the same
-// type whose reciprocal r = RN(1 / s) is a normal float32, RN(x r) and RN(x / s), rounded to the
-// type (half to even) and then to an integer (half to even), give the same integer wherever the
-// quotient's magnitude is at most 70000 (every 16-bit code's bound with its zero point lies
-// within it). Negative x and s mirror these. The rounding to the type is to its significand's
-// bits on float32's (half to even), without its exponent range: below float16's normal range
-// both round to integer 0 either way; above float16's largest finite value it gives 65504 where
-// the type does and 65536 where the type overflows to infinity, so agreement there is the type's
-// agreement. Patterns decode by their fields.
+// type whose reciprocal r = RN(1 / s) is a normal float32, RN(x r) and RN(x / s) round to the same
+// value of the type (half to even) wherever the quotient's magnitude is at most 2^18, with one
+// exception: float16 quotients below its normal range (2^-14), where some pairs round one
+// subnormal step (2^-24) apart and every code read of them must agree instead: the integer (0),
+// each float8 format's and float4e2m1's, and float4e2m1's after every zero point's addition in
+// float32 (as FloatOutput adds it). Beyond 2^18 every code saturates alike (four times the
+// largest float8 value, e5m2's 57344, and far beyond every 16-bit integer's bound with its zero
+// point), as the product and the quotient differ by a float32 unit or two. Negative x and s
+// mirror these. Above float16's subnormals the rounding to the type is to its significand's bits
+// on float32's (half to even), without its exponent range: above float16's largest finite value
+// it gives 65504 where the type does and 65536 or more where the type overflows to infinity, so
+// agreement there is the type's agreement. Patterns decode by their fields.
 TEST(KernelsByReciprocal, ProductOfEveryPatternRoundsAsTheQuotient) {
   const auto float16_value = [](uint32_t bits) {  // 0bEEEEEMMMMMMMMMM, positive and finite
     const uint32_t exponent = bits >> 10, mantissa = bits & 0x3FFu;
@@ -874,11 +879,15 @@ TEST(KernelsByReciprocal, ProductOfEveryPatternRoundsAsTheQuotient) {
     const uint32_t half_minus_one = (1u << (dropped - 1)) - 1u, odd = (u >> dropped) & 1u;
     return std::bit_cast<float>((u + half_minus_one + odd) & ~((1u << dropped) - 1u));
   };
+  // v (below 2^-13, float16's binades of step 2^-24) rounded to a multiple of 2^-24, half to even.
+  const auto round_to_float16_step = [](float v) { return std::ldexp(std::nearbyint(std::ldexp(v, 24)), -24); };
+  const std::vector<E> float_outputs{E::kFloat8E4M3FN, E::kFloat8E4M3FNUZ, E::kFloat8E5M2, E::kFloat8E5M2FNUZ,
+                                     E::kFloat4E2M1};
   for (E x_type : {E::kFloat16, E::kBfloat16}) {
     const bool half = x_type == E::kFloat16;
     const int dropped = half ? 13 : 16;
     const uint32_t infinity = half ? 0x7C00u : 0x7F80u;
-    uint64_t pairs = 0;
+    uint64_t pairs = 0, subnormal_steps = 0;
     for (uint32_t s_bits = 1; s_bits < infinity; ++s_bits) {
       const float s = half ? float16_value(s_bits) : bfloat16_value(s_bits);
       const float r = 1.0f / s;
@@ -886,31 +895,90 @@ TEST(KernelsByReciprocal, ProductOfEveryPatternRoundsAsTheQuotient) {
       for (uint32_t x_bits = 0; x_bits < infinity; ++x_bits) {  // increasing x
         const float x = half ? float16_value(x_bits) : bfloat16_value(x_bits);
         const float quotient = x / s;
-        if (quotient > 70000.0f) break;
+        if (quotient > 0x1p18f) break;
         const float product = x * r;
-        const float rounded_quotient = round_to_significand(quotient, dropped);
-        const float rounded_product = round_to_significand(product, dropped);
         ++pairs;
-        if (std::nearbyint(rounded_quotient) != std::nearbyint(rounded_product)) {
-          FAIL() << name(x_type) << " x 0x" << std::hex << x_bits << " over 0x" << s_bits << ": quotient " << quotient
-                 << ", product " << product;
+        const auto where = [&] {
+          std::ostringstream text;
+          text << name(x_type) << " x 0x" << std::hex << x_bits << " over 0x" << s_bits << ": quotient " << quotient
+               << ", product " << product;
+          return text.str();
+        };
+        if (!half || (quotient >= 0x1p-13f && product >= 0x1p-13f)) {
+          if (round_to_significand(quotient, dropped) != round_to_significand(product, dropped)) FAIL() << where();
+          continue;
+        }
+        const float rounded_quotient = round_to_float16_step(quotient), rounded_product = round_to_float16_step(product);
+        if (rounded_quotient == rounded_product) continue;
+        ++subnormal_steps;
+        ASSERT_LT(rounded_quotient, 0x1p-14f) << where();
+        ASSERT_EQ(std::nearbyint(rounded_quotient), std::nearbyint(rounded_product)) << where();
+        for (E out : float_outputs) {
+          ASSERT_EQ(codec::encode_float(info(out), rounded_quotient, codec::Overflow::kSaturate),
+                    codec::encode_float(info(out), rounded_product, codec::Overflow::kSaturate))
+              << where() << ", " << name(out);
+        }
+        const ElementTypeInfo& float4 = info(E::kFloat4E2M1);
+        for (uint32_t zero_point = 0; zero_point < 16; ++zero_point) {
+          const float zp = static_cast<float>(codec::decode(float4, zero_point));
+          ASSERT_EQ(codec::encode_float(float4, rounded_quotient + zp, codec::Overflow::kSaturate),
+                    codec::encode_float(float4, rounded_product + zp, codec::Overflow::kSaturate))
+              << where() << ", float4e2m1 zero point " << zp;
         }
       }
     }
     EXPECT_GT(pairs, uint64_t{1} << 24) << name(x_type);
+    RecordProperty(std::string(name(x_type)) + "_pairs_a_subnormal_step_apart", std::to_string(subnormal_steps));
   }
 }
 
-// Quantization of float16 and bfloat16 x in its own precision to integers over stretches of one
-// scale (here the rows of a per-axis plan on axis 0), which every target codes from the product
-// with the scale's reciprocal where that is normal (kernels-inl.h, OwnPrecisionQuotientByReciprocal),
-// against the reference on every target. Each row has its own scale: every kind of kinds_of_scale
-// (those whose float32 reciprocal is not normal keep the division: zero, infinite, NaN, and
-// bfloat16's largest and smallest), 16 random patterns
-// and 16 random normal ones of typical size and either sign, seed 5455; and a random zero point.
-// 8- and 16-bit integers: every one of the 2^16 patterns of x in each row. 4- and 2-bit integers:
-// rows of 500 random patterns, shorter than the thresholds take. Then blocked plans, whose
-// whole-block loop takes a reciprocal per block, and float32 scales, rounded to x's type first.
+// An output of the every-pattern test: with a random zero point per scale or without one (then
+// output_dtype names it), and QuantizeLinear's saturate.
+struct OutputCase {
+  E out;
+  bool zero_point = true;
+  int64_t saturate = 1;
+};
+
+// Quantizes x (x_type, own precision) by the scales of operand_shape along axis (blocked when
+// block > 0) to output.out and returns "" when every target writes the reference's bytes, else
+// what differs (zero points drawn from g).
+std::string quantized_unlike_reference(E x_type, const std::vector<int64_t>& x_shape, const std::vector<uint8_t>& x,
+                                       const std::vector<int64_t>& operand_shape, const std::vector<uint8_t>& scale,
+                                       const OutputCase& output, int64_t axis, int64_t block, std::mt19937& g) {
+  const ElementTypeInfo& oi = info(output.out);
+  const auto zp = make_storage(output.out, count_of(operand_shape), [&](uint64_t) {
+    return static_cast<uint32_t>(g()) & static_cast<uint32_t>((uint64_t{1} << oi.bits) - 1u);
+  });
+  const TensorView zv{output.out, operand_shape, zp.data()};
+  QuantizeLinearAttributes a;
+  a.axis = axis;
+  a.block_size = block;
+  a.precision = static_cast<int64_t>(x_type);
+  a.saturate = output.saturate;
+  if (!output.zero_point) a.output_dtype = static_cast<int64_t>(output.out);
+  const std::string what = std::string(name(x_type)) + " -> " + std::string(name(output.out)) +
+                           (output.zero_point ? " with" : " without") + " zero point, saturate " +
+                           std::to_string(output.saturate);
+  const Result<Plan> planned = plan_quantize_linear({x_type, x_shape, x.data()}, {x_type, operand_shape, scale.data()},
+                                                    output.zero_point ? &zv : nullptr, a);
+  if (!planned.ok()) return what + ": " + planned.status().message();
+  if (!kernels::covers(planned.value())) return what + ": not covered by the kernels";
+  const std::string target = first_target_unlike_reference(planned.value(), SubByteLayout::kPacked);
+  return target.empty() ? "" : what + ": unlike the reference on " + target;
+}
+
+// Quantization of float16 and bfloat16 x in its own precision to integers, float8 and float4e2m1
+// over stretches of one scale (here the rows of a per-axis plan on axis 0), which every target
+// codes from the product with the scale's reciprocal where that is normal (kernels-inl.h,
+// OwnPrecisionQuotientByReciprocal), against the reference on every target. Each row has its own
+// scale: every kind of kinds_of_scale (those whose float32 reciprocal is not normal keep the
+// division: zero, infinite, NaN, and bfloat16's largest and smallest), 16 random patterns and 16
+// random normal ones of typical size and either sign, seed 5455; and a random zero point where the
+// output takes one. 8- and 16-bit integers and float8: every one of the 2^16 patterns of x in each
+// row. 4- and 2-bit integers, and float8 and float4e2m1 again: rows of 500 random patterns,
+// shorter than the thresholds take. Then blocked plans, whose whole-block loop takes a reciprocal
+// per block, and float32 scales, rounded to x's type first.
 TEST(KernelsByReciprocal, OwnPrecisionQuotientsOfEveryPatternMatchTheReference) {
   std::mt19937 g(5455);
   for (E x_type : {E::kFloat16, E::kBfloat16}) {
@@ -929,23 +997,21 @@ TEST(KernelsByReciprocal, OwnPrecisionQuotientsOfEveryPatternMatchTheReference) 
       auto x = make_storage(x_type, static_cast<uint64_t>(rows * columns), [&](uint64_t i) -> uint32_t {
         return columns == 65536 ? static_cast<uint32_t>(i % 65536) : g() & 0xFFFFu;
       });
-      const std::vector<E> outputs = columns == 65536 ? std::vector<E>{E::kInt8, E::kUint8, E::kInt16, E::kUint16}
-                                                      : std::vector<E>{E::kInt4, E::kUint4, E::kInt2, E::kUint2};
-      for (E out : outputs) {
-        const ElementTypeInfo& oi = info(out);
-        auto zp = make_storage(out, static_cast<uint64_t>(rows), [&](uint64_t) {
-          return static_cast<uint32_t>(g()) & static_cast<uint32_t>((uint64_t{1} << oi.bits) - 1u);
-        });
-        const TensorView zv{out, operand_shape, zp.data()};
-        QuantizeLinearAttributes a;
-        a.axis = 0;
-        a.precision = static_cast<int64_t>(x_type);
-        const Result<Plan> planned =
-            plan_quantize_linear({x_type, x_shape, x.data()}, {x_type, operand_shape, scale.data()}, &zv, a);
-        ASSERT_TRUE(planned.ok()) << planned.status().message();
-        ASSERT_TRUE(kernels::covers(planned.value())) << name(x_type) << " -> " << name(out);
-        ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
-            << name(x_type) << " -> " << name(out) << ", [" << rows << ", " << columns << "] (seed 5455)";
+      // Float outputs: each float8 format without a zero point, saturating or not (rows of 500 hit
+      // the loops' tails and, for bfloat16 on AVX-512, the code table), float4e2m1 without one
+      // (the 16-bit-lane encode) and with one (added to the quotient; its rows of 65536 take the
+      // thresholds on AVX-512, its rows of 500 the product).
+      const std::vector<OutputCase> outputs =
+          columns == 65536 ? std::vector<OutputCase>{{E::kInt8}, {E::kUint8}, {E::kInt16}, {E::kUint16},
+                                                     {E::kFloat8E4M3FN, false, 1}, {E::kFloat8E4M3FNUZ, false, 0},
+                                                     {E::kFloat8E5M2, false, 0}, {E::kFloat8E5M2FNUZ, false, 1},
+                                                     {E::kFloat4E2M1, false}}
+                           : std::vector<OutputCase>{{E::kInt4}, {E::kUint4}, {E::kInt2}, {E::kUint2},
+                                                     {E::kFloat8E4M3FN, false, 0}, {E::kFloat8E5M2, false, 1},
+                                                     {E::kFloat4E2M1, false}, {E::kFloat4E2M1}};
+      for (const OutputCase& output : outputs) {
+        ASSERT_EQ(quantized_unlike_reference(x_type, {rows, columns}, x, operand_shape, scale, output, 0, 0, g), "")
+            << "[" << rows << ", " << columns << "] (seed 5455)";
       }
     }
     // Blocked along the last axis in blocks of 32 and 128 (on AVX-512 the whole-block loop takes 32
@@ -960,27 +1026,17 @@ TEST(KernelsByReciprocal, OwnPrecisionQuotientsOfEveryPatternMatchTheReference) 
                             [&](uint64_t i) { return static_cast<uint32_t>((i % static_cast<uint64_t>(columns)) * 65536 / columns); });
       auto block_scale = make_storage(x_type, static_cast<uint64_t>(blocked_rows * blocks),
                                       [&](uint64_t i) { return scales[(i * 7) % scales.size()]; });
-      for (E out : {E::kInt8, E::kUint16, E::kInt4}) {
-        const ElementTypeInfo& oi = info(out);
-        auto zp = make_storage(out, static_cast<uint64_t>(blocked_rows * blocks), [&](uint64_t) {
-          return static_cast<uint32_t>(g()) & static_cast<uint32_t>((uint64_t{1} << oi.bits) - 1u);
-        });
-        const TensorView zv{out, blocks_shape, zp.data()};
-        QuantizeLinearAttributes a;
-        a.axis = 1;
-        a.block_size = block;
-        a.precision = static_cast<int64_t>(x_type);
-        const Result<Plan> planned =
-            plan_quantize_linear({x_type, x_shape, x.data()}, {x_type, blocks_shape, block_scale.data()}, &zv, a);
-        ASSERT_TRUE(planned.ok()) << planned.status().message();
-        ASSERT_TRUE(kernels::covers(planned.value()));
-        ASSERT_EQ(first_target_unlike_reference(planned.value(), SubByteLayout::kPacked), "")
-            << name(x_type) << " -> " << name(out) << " in blocks of " << block << " (seed 5455)";
+      // (float8 without a zero point: whole blocks in the 16-bit-lane encode, by fours or pairs of
+      // vectors; float4e2m1 with one: each block's zero point added.)
+      for (const OutputCase& output : {OutputCase{E::kInt8}, OutputCase{E::kUint16}, OutputCase{E::kInt4},
+                                       OutputCase{E::kFloat8E5M2, false, 0}, OutputCase{E::kFloat4E2M1}}) {
+        ASSERT_EQ(quantized_unlike_reference(x_type, x_shape, x, blocks_shape, block_scale, output, 1, block, g), "")
+            << "in blocks of " << block << " (seed 5455)";
       }
     }
     // float32 scales in x's precision: the divisor and its reciprocal come from the scale rounded
     // to x's type.
-    for (E out : {E::kInt8, E::kUint16}) {
+    for (E out : {E::kInt8, E::kUint16, E::kFloat8E4M3FN}) {
       ASSERT_EQ(float32_scales_unlike_reference(x_type, out), "") << name(x_type) << " -> " << name(out)
                                                                    << " with float32 scales";
     }

@@ -1517,19 +1517,22 @@ HWY_INLINE VI CodesOfOwnPrecisionQuotient(const Context& c, VF q, VF zp, const t
   }
 }
 
-// x / s for float16 or bfloat16 x and divisor s (both exact in x's type) as IntegerOutput's codes
-// of the own-precision quotient see it, from r = RN(1 / s), a normal float32, without a division:
-// RN(x r). Its error (up to about one float32 unit in the last place) could in principle move a
-// quotient across a midpoint of x's type at which the integer code changes, but it does not for
-// any pair: every x pattern under every scale pattern of either type whose reciprocal is normal
-// gives the division's integer once rounded to x's type, for every quotient up to 70000 in
-// magnitude (beyond every 16-bit code's bound with its zero point; an exhaustive search, which the
-// test KernelsByReciprocal.ProductOfEveryPatternRoundsAsTheQuotient repeats, while a reciprocal one
-// unit off fails it for 236 float16 scales; negative x and s mirror it). Infinite and NaN x stay
-// so, and larger quotients stay beyond the bounds. Float outputs keep the division for now: the
-// search of their codes (docs/semantics.md) is not yet repeated by the tests.
-// So 16-bit and narrower integer codes of a constant divisor take it on every target, a product
-// never costing more than a division (unlike float32 x's tie check, kQuantizesByReciprocal).
+// x / s for float16 or bfloat16 x and divisor s (both exact in x's type) as the codes of the
+// own-precision quotient see it (integers of at most 16 bits, float8 and float4e2m1), from
+// r = RN(1 / s), a normal float32, without a division: RN(x r). Its error (up to about one float32
+// unit in the last place) could in principle move a quotient across a midpoint of x's type, but it
+// does not for any pair that matters: every x pattern under every scale pattern of either type
+// whose reciprocal is normal rounds to the same value of x's type as the division, for every
+// quotient up to 2^18 in magnitude, except float16 quotients below its normal range (2^-14), where
+// 1,495 pairs land a subnormal step (2^-24) apart and every code above reads them alike (the
+// integer 0, each float8 format's and float4e2m1's code, the latter after any zero point's
+// addition too). Beyond 2^18 every one of these codes saturates alike. An exhaustive search, which
+// the test KernelsByReciprocal.ProductOfEveryPatternRoundsAsTheQuotient repeats; a reciprocal
+// one unit off fails it for 236 float16 scales; negative x and s mirror it. Infinite and NaN x
+// stay so. Quark's float16 and bfloat16 outputs keep the division: they would tell the subnormal
+// steps apart, and their range reaches past 2^18.
+// So these codes of a constant divisor take it on every target, a product never costing more than
+// a division (unlike float32 x's tie check, kQuantizesByReciprocal).
 HWY_INLINE VF OwnPrecisionQuotientByReciprocal(VF x, VF r) {
   return hn::Mul(x, r);
 }
@@ -1537,6 +1540,8 @@ template <class Output>
 constexpr bool kCodesOwnQuotientByReciprocal = false;
 template <int kBits, bool kSigned>
 constexpr bool kCodesOwnQuotientByReciprocal<IntegerOutput<kBits, kSigned>> = kBits <= 16;
+template <const Format& F, bool kAddsZeroPoint>
+constexpr bool kCodesOwnQuotientByReciprocal<FloatOutput<F, kAddsZeroPoint>> = F.sign_shift() < 8;
 
 // --- Range masks (fake quantization's straight-through mask) -----------------------------------
 
@@ -2301,13 +2306,21 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
     return hn::LoadU(DF(), values + j);
   };
   // Element j's quotient before any rounding (not for kByReciprocal).
+  // With kByReciprocal and kRoundQuotient, the product standing for it (the same codes).
+  auto quotient_of = [&](VF xv) QDQ_HOT_LAMBDA {
+    if constexpr (kByReciprocal && kRoundQuotient) return OwnPrecisionQuotientByReciprocal(xv, r);
+    return hn::Div(xv, s);
+  };
   auto quotient_at = [&](size_t j) QDQ_HOT_LAMBDA {
     if constexpr (kPerElement) return hn::Div(XInput<kX>::Load(x + j), scales != nullptr ? operand_at(scales, j) : s);
-    return hn::Div(XInput<kX>::Load(x + j), s);
+    return quotient_of(XInput<kX>::Load(x + j));
   };
   auto codes_at = [&](size_t j) QDQ_HOT_LAMBDA {
     if constexpr (kByReciprocal && kRoundQuotient) {
-      const VF q = OwnPrecisionQuotientByReciprocal(XInput<kX>::Load(x + j), r);
+      const VF q = quotient_at(j);
+#ifdef QDQ_CODE_GATHER
+      if constexpr (kByTable) return CodesOfQuotientByTable<kX>(c.code_table, q);
+#endif
       return CodesOfOwnPrecisionQuotient<Output, kX>(c, q, zp, bounds);
     } else if constexpr (kByReciprocal) {
       return Output::CodesByReciprocal(XInput<kX>::Load(x + j), s, r, bounds);
@@ -2357,17 +2370,16 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
 #ifdef QDQ_HALFWORD_CODES
     // float8 / float4 codes of quotients rounded to x's type, sixteen bits a lane, where no zero
     // point is added to the quotient first (the sum would be rounded again in float32).
-    if constexpr (kRoundQuotient && !kByReciprocal && kCodesOfHalfwords<Output, kX> &&
-                  kZeroPointCodes == ZeroPointCodes::kFloats) {
+    if constexpr (kRoundQuotient && kCodesOfHalfwords<Output, kX> && kZeroPointCodes == ZeroPointCodes::kFloats) {
       if (zero_points == nullptr && !(Output::kAddsZero && c.apply_zero_point)) {
         // x interleaved four vectors at a time where it loads so (kInterleavedLoadX4), with one scale.
-        constexpr bool kInterleaved = kInterleavedLoadX4<kX> && !kPerElement && !kByReciprocal;
+        constexpr bool kInterleaved = kInterleavedLoadX4<kX> && !kPerElement;
         for (; i + 4 * N <= count; i += 4 * N) {
           if constexpr (kInterleaved) {
             VF v[4];
             LoadX4<kX>(x + i, v);
-            StoreCodesOfQuotients4<Output::kFormat, kX, true>(hn::Div(v[0], s), hn::Div(v[1], s), hn::Div(v[2], s),
-                                                              hn::Div(v[3], s), c.saturate, out + i);
+            StoreCodesOfQuotients4<Output::kFormat, kX, true>(quotient_of(v[0]), quotient_of(v[1]), quotient_of(v[2]),
+                                                              quotient_of(v[3]), c.saturate, out + i);
           } else {
             StoreCodesOfQuotients4<Output::kFormat, kX>(quotient_at(i), quotient_at(i + N), quotient_at(i + 2 * N),
                                                         quotient_at(i + 3 * N), c.saturate, out + i);
@@ -2732,8 +2744,9 @@ HWY_INLINE void QuantizeStretch(const Context& c, const Operands& o, uint64_t b,
       }
 #endif
       if constexpr (kCodesOwnQuotientByReciprocal<Output>) {
-        // By the divisor's reciprocal where it is normal. Not per block here, where each block
-        // would divide for its own (with a Newton-corrected product, tried first, float16 -> int4
+        // By the divisor's reciprocal where it is normal (after the thresholds, which take long
+        // 4- and 2-bit and float4 stretches). Not per block here, where each block would divide
+        // for its own (with a Newton-corrected product, tried first, float16 -> int4
         // blocked-last-32 went 77 -> 81 us in cache).
         if (!o.per_block) {
           const float r = 1.0f / hn::GetLane(divisor);
@@ -2801,9 +2814,10 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
   constexpr size_t kXBytes = sizeof(typename XInput<kX>::T);
   [[maybe_unused]] const bool fours = block % (4 * N) == 0;
   [[maybe_unused]] const bool pairs = block % (2 * N) == 0;
-  // Integer codes in x's own precision: each block's quotients by its divisor's reciprocal
-  // (OwnPrecisionQuotientByReciprocal), the reciprocals made a vector of blocks at a time rather
-  // than one division per block; a block whose reciprocal is not normal divides.
+  // Codes in x's own precision (kCodesOwnQuotientByReciprocal): each block's quotients by its
+  // divisor's reciprocal (OwnPrecisionQuotientByReciprocal), the reciprocals made a vector of
+  // blocks at a time rather than one division per block; a block whose reciprocal is not normal
+  // divides.
   [[maybe_unused]] HWY_ALIGN float reciprocals[BlockBounds::kMostBlocks];
   [[maybe_unused]] bool by_reciprocal = false;
   if constexpr (kCodesOwnQuotientByReciprocal<Output>) {
@@ -2840,7 +2854,7 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
             VF v[4];
             LoadX4<kX>(x + j, v);
             StoreCodesOfQuotients4<Output::kFormat, kX, kInterleavedLoadX4<kX>>(
-                hn::Div(v[0], s), hn::Div(v[1], s), hn::Div(v[2], s), hn::Div(v[3], s), c.saturate, out + j);
+                quotient(v[0]), quotient(v[1]), quotient(v[2]), quotient(v[3]), c.saturate, out + j);
             prefetch.Step(4 * N * kXBytes);
           }
           continue;
@@ -2851,8 +2865,8 @@ HWY_INLINE void QuantizeWholeBlocks(const Context& c, const Operands& o, size_t 
         // 2.5 ms so (2 threads).
         if (pairs && own_precision && !(Output::kAddsZero && c.apply_zero_point)) {
           for (size_t j = i; j < end; j += 2 * N) {
-            StoreCodesOfQuotients2<Output::kFormat, kX>(hn::Div(XInput<kX>::Load(x + j), s),
-                                                        hn::Div(XInput<kX>::Load(x + j + N), s), c.saturate, out + j);
+            StoreCodesOfQuotients2<Output::kFormat, kX>(quotient(XInput<kX>::Load(x + j)),
+                                                        quotient(XInput<kX>::Load(x + j + N)), c.saturate, out + j);
             prefetch.Step(2 * N * kXBytes);
           }
           continue;
