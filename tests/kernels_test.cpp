@@ -978,7 +978,8 @@ std::string quantized_unlike_reference(E x_type, const std::vector<int64_t>& x_s
 // output takes one. 8- and 16-bit integers and float8: every one of the 2^16 patterns of x in each
 // row. 4- and 2-bit integers, and float8 and float4e2m1 again: rows of 500 random patterns,
 // shorter than the thresholds take. Then blocked plans, whose whole-block loop takes a reciprocal
-// per block, and float32 scales, rounded to x's type first.
+// per block, per-axis plans on the last axis (the reciprocals of the run's converted scales),
+// and float32 scales, rounded to x's type first.
 TEST(KernelsByReciprocal, OwnPrecisionQuotientsOfEveryPatternMatchTheReference) {
   std::mt19937 g(5455);
   for (E x_type : {E::kFloat16, E::kBfloat16}) {
@@ -1032,6 +1033,35 @@ TEST(KernelsByReciprocal, OwnPrecisionQuotientsOfEveryPatternMatchTheReference) 
                                        OutputCase{E::kFloat8E5M2, false, 0}, OutputCase{E::kFloat4E2M1}}) {
         ASSERT_EQ(quantized_unlike_reference(x_type, x_shape, x, blocks_shape, block_scale, output, 1, block, g), "")
             << "in blocks of " << block << " (seed 5455)";
+      }
+    }
+    // Per-axis on the last axis: rows of 16 copies of the scales, in which every scale meets every
+    // x pattern over 4096 rows. The kernels take the reciprocals of the scales converted for the
+    // run (ConvertedOperand::ReciprocalsOf) when all of them are normal, so once with only those
+    // scales and once with all (one that is not makes the whole run divide).
+    std::vector<uint32_t> normal_reciprocal_scales;
+    for (const uint32_t pattern : scales) {
+      const float value = static_cast<float>(codec::decode(info(x_type), pattern));
+      if (std::isnormal(1.0f / value)) normal_reciprocal_scales.push_back(pattern);
+    }
+    for (const std::vector<uint32_t>* row_scales : {&normal_reciprocal_scales, &scales}) {
+      const uint64_t kinds = row_scales->size();
+      const int64_t last_rows = 4096, columns = static_cast<int64_t>(16 * kinds);
+      const std::vector<int64_t> x_shape{last_rows, columns}, column_shape{columns};
+      auto x = make_storage(x_type, static_cast<uint64_t>(last_rows * columns), [&](uint64_t i) {
+        const uint64_t row = i / static_cast<uint64_t>(columns), column = i % static_cast<uint64_t>(columns);
+        return static_cast<uint32_t>((row * 16 + column / kinds) % 65536);
+      });
+      auto column_scale =
+          make_storage(x_type, static_cast<uint64_t>(columns), [&](uint64_t i) { return (*row_scales)[i % kinds]; });
+      const std::vector<OutputCase> outputs =
+          row_scales == &scales  // the division's fallback
+              ? std::vector<OutputCase>{{E::kInt8}, {E::kFloat8E4M3FN, false, 0}}
+              : std::vector<OutputCase>{{E::kInt8}, {E::kUint16}, {E::kInt4}, {E::kUint2}, {E::kFloat8E4M3FN, false, 0},
+                                        {E::kFloat8E5M2FNUZ, false, 1}, {E::kFloat4E2M1}, {E::kFloat4E2M1, false}};
+      for (const OutputCase& output : outputs) {
+        ASSERT_EQ(quantized_unlike_reference(x_type, x_shape, x, column_shape, column_scale, output, 1, 0, g), "")
+            << "per-axis-last over " << kinds << " scales (seed 5455)";
       }
     }
     // float32 scales in x's precision: the divisor and its reciprocal come from the scale rounded

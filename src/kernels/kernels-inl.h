@@ -31,6 +31,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -503,6 +504,7 @@ class ConvertedOperand {
     first_ = run_first;
     count_ = run_count;
     finite_ = kUnknown;
+    reciprocals_made_ = false;
     return Find(first, count, false, run_first, run_count, max_elements, convert);
   }
 
@@ -519,11 +521,30 @@ class ConvertedOperand {
     return finite_ == kFinite;
   }
 
+  // The reciprocals RN(1 / v) of the values converted last, at p's place among them, where p points
+  // there and every one is a normal float32; else nullptr. Made once per conversion by
+  // `reciprocals(values, count, out)`, which returns whether all are normal (per-axis-last rows
+  // repeat them; padded with zeros past the end as the values are).
+  template <class Reciprocals>
+  const float* ReciprocalsOf(const float* p, const Reciprocals& reciprocals) {
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    const auto begin = reinterpret_cast<std::uintptr_t>(values_.data());
+    if (count_ == 0 || at < begin || at >= begin + count_ * sizeof(float)) return nullptr;
+    if (!reciprocals_made_) {
+      reciprocals_.assign(values_.size(), 0.0f);
+      reciprocals_normal_ = reciprocals(values_.data(), static_cast<size_t>(count_), reciprocals_.data());
+      reciprocals_made_ = true;
+    }
+    return reciprocals_normal_ ? reciprocals_.data() + (p - values_.data()) : nullptr;
+  }
+
  private:
   enum Finiteness : uint8_t { kUnknown, kFinite, kNotFinite };
   std::vector<float> values_;
   uint64_t first_ = 0, count_ = 0;
   Finiteness finite_ = kUnknown;
+  std::vector<float> reciprocals_;
+  bool reciprocals_made_ = false, reciprocals_normal_ = false;
   uint64_t last_run_first_ = ~uint64_t{0}, last_run_count_ = 0;
 };
 
@@ -1543,6 +1564,28 @@ constexpr bool kCodesOwnQuotientByReciprocal<IntegerOutput<kBits, kSigned>> = kB
 template <const Format& F, bool kAddsZeroPoint>
 constexpr bool kCodesOwnQuotientByReciprocal<FloatOutput<F, kAddsZeroPoint>> = F.sign_shift() < 8;
 
+// out[i] = RN(1 / values[i]) for i < count, and whether every one is a normal float32 (the
+// per-element divisors of OwnPrecisionQuotientByReciprocal; ConvertedOperand::ReciprocalsOf).
+inline bool AllReciprocalsNormal(const float* values, size_t count, float* out) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const VF one = hn::Set(df, 1.0f);
+  bool all = true;
+  size_t i = 0;
+  for (; i + N <= count; i += N) {
+    const VF r = hn::Div(one, hn::LoadU(df, values + i));
+    const VF magnitude = hn::Abs(r);
+    all &= hn::AllTrue(df, hn::And(hn::Ge(magnitude, hn::Set(df, std::numeric_limits<float>::min())),
+                                   hn::Le(magnitude, hn::Set(df, std::numeric_limits<float>::max()))));
+    hn::StoreU(r, df, out + i);
+  }
+  for (; i < count; ++i) {
+    out[i] = 1.0f / values[i];
+    all = all && std::isnormal(out[i]);
+  }
+  return all;
+}
+
 // --- Range masks (fake quantization's straight-through mask) -----------------------------------
 
 // 1 in a code lane where the quotient q (as the quantize pipeline computed it) falls inside the
@@ -2286,6 +2329,7 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
                                 const float* zero_points = nullptr, const uint8_t* zero_point_codes = nullptr,
                                 const ShortBlockLanes<DF>* lanes = nullptr) {
   static_assert(!kShortBlocks || (kPerElement && kZeroPointCodes == ZeroPointCodes::kFloats));
+  static_assert(!(kPerElement && kByReciprocal) || (kRoundQuotient && !kShortBlocks));
 #ifdef QDQ_CODE_GATHER
   // float16 x in uniform stretches keeps Encode: there the table measured no faster (16M, 2
   // threads: per-axis-first 2.45-2.68 against 2.52-2.61 ms, blocked-last-32 3.3-3.8 against
@@ -2312,17 +2356,21 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
     return hn::Div(xv, s);
   };
   auto quotient_at = [&](size_t j) QDQ_HOT_LAMBDA {
-    if constexpr (kPerElement) return hn::Div(XInput<kX>::Load(x + j), scales != nullptr ? operand_at(scales, j) : s);
+    if constexpr (kPerElement && kByReciprocal) {  // scales holds the reciprocals
+      return OwnPrecisionQuotientByReciprocal(XInput<kX>::Load(x + j), scales != nullptr ? operand_at(scales, j) : r);
+    } else if constexpr (kPerElement) {
+      return hn::Div(XInput<kX>::Load(x + j), scales != nullptr ? operand_at(scales, j) : s);
+    }
     return quotient_of(XInput<kX>::Load(x + j));
   };
   auto codes_at = [&](size_t j) QDQ_HOT_LAMBDA {
-    if constexpr (kByReciprocal && kRoundQuotient) {
+    if constexpr (kByReciprocal && kRoundQuotient && !kPerElement) {
       const VF q = quotient_at(j);
 #ifdef QDQ_CODE_GATHER
       if constexpr (kByTable) return CodesOfQuotientByTable<kX>(c.code_table, q);
 #endif
       return CodesOfOwnPrecisionQuotient<Output, kX>(c, q, zp, bounds);
-    } else if constexpr (kByReciprocal) {
+    } else if constexpr (kByReciprocal && !kPerElement) {
       return Output::CodesByReciprocal(XInput<kX>::Load(x + j), s, r, bounds);
     } else if constexpr (kPerElement) {
       VF q = quotient_at(j);
@@ -3047,10 +3095,26 @@ void QuantizePerElement(const Context& c, size_t k, const Operands& o, const typ
       return;
     }
   }
+  // x's own precision with scales converted for the run (per-axis-last rows): by their reciprocals
+  // where all are normal (OwnPrecisionQuotientByReciprocal), made once per conversion.
+  [[maybe_unused]] const float* reciprocals = nullptr;
+  if constexpr (kCodesOwnQuotientByReciprocal<Output> && (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16)) {
+    if (c.precision != Precision::kFloat32 && o.scale.values != nullptr && c.converted_scale != nullptr) {
+      reciprocals = c.converted_scale->ReciprocalsOf(o.scale.values, AllReciprocalsNormal);
+    }
+  }
   const auto quantize = [&](const XT* from, const float* scales, const float* zero_points, const uint8_t* codes,
                             size_t count, Code* to) QDQ_HOT_LAMBDA {
     if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
       if (c.precision != Precision::kFloat32) {
+        if constexpr (kCodesOwnQuotientByReciprocal<Output>) {
+          if (reciprocals != nullptr) {  // `scales` are the reciprocals
+            QuantizeUniform<Output, kX, Code, true, true, true, kKind>(c, from, count, s, s, zp_constant,
+                                                                       bounds_constant, byte_mask, to, nullptr, scales,
+                                                                       zero_points, codes);
+            return;
+          }
+        }
         QuantizeUniform<Output, kX, Code, true, false, true, kKind>(c, from, count, s, s, zp_constant, bounds_constant,
                                                                     byte_mask, to, nullptr, scales, zero_points, codes);
         return;
@@ -3060,7 +3124,7 @@ void QuantizePerElement(const Context& c, size_t k, const Operands& o, const typ
                                                                  byte_mask, to, nullptr, scales, zero_points, codes);
   };
   const size_t whole = k - k % N;
-  const float* scales = o.scale.values;
+  const float* scales = reciprocals != nullptr ? reciprocals : o.scale.values;
   const float* zero_points = o.zero_point.values;
   quantize(x, scales, zero_points, o.zero_point_codes, whole, out);
   if (whole < k) {
