@@ -1552,8 +1552,9 @@ HWY_INLINE VI CodesOfOwnPrecisionQuotient(const Context& c, VF q, VF zp, const t
 // one unit off fails it for 236 float16 scales; negative x and s mirror it. Infinite and NaN x
 // stay so. Quark's float16 and bfloat16 outputs keep the division: they would tell the subnormal
 // steps apart, and their range reaches past 2^18.
-// So these codes of a constant divisor take it on every target, a product never costing more than
-// a division (unlike float32 x's tie check, kQuantizesByReciprocal).
+// So these codes take it on every target, for a constant divisor and for per-axis-last columns
+// (ConvertedOperand::ReciprocalsOf), a product never costing more than a division (unlike float32
+// x's tie check, kQuantizesByReciprocal).
 HWY_INLINE VF OwnPrecisionQuotientByReciprocal(VF x, VF r) {
   return hn::Mul(x, r);
 }
