@@ -1547,7 +1547,9 @@ HWY_INLINE VI CodesOfOwnPrecisionQuotient(const Context& c, VF q, VF zp, const t
 // quotient up to 2^18 in magnitude, except float16 quotients below its normal range (2^-14), where
 // 1,495 pairs land a subnormal step (2^-24) apart and every code above reads them alike (the
 // integer 0, each float8 format's and float4e2m1's code, the latter after any zero point's
-// addition too). Beyond 2^18 every one of these codes saturates alike. An exhaustive search, which
+// addition too). Beyond 2^18 they round to the same value of x's type too: float16's infinity,
+// and for bfloat16 the searched binades repeat (x times a power of two scales the quotient and the
+// product exactly, up to float32's overflow, which lies beyond bfloat16's). An exhaustive search, which
 // the test KernelsByReciprocal.ProductOfEveryPatternRoundsAsTheQuotient repeats; a reciprocal
 // one unit off fails it for 236 float16 scales; negative x and s mirror it. Infinite and NaN x
 // stay so. Quark's float16 and bfloat16 outputs keep the division: they would tell the subnormal
@@ -2314,7 +2316,8 @@ HWY_INLINE VI ZeroPointLanes(const uint8_t* codes, size_t j) {
 // block of fewer elements than the lanes, every vector at the same phase, and `lanes` spreads
 // them over each vector's lanes (ShortBlockLanes::ValuesOfVector) instead of element j reading
 // scales[j].
-// kPerElement: element j's scale is scales[j] where scales is not null (else s), and its zero
+// kPerElement: element j's scale is scales[j] where scales is not null (else s; with kByReciprocal
+// scales holds the reciprocals, else r), and its zero
 // point zero_points[j] with the bounds derived from it where zero_points is not null (else zp and
 // bounds), or element j's code in zero_point_codes where kZeroPointCodes says how they are stored
 // (Output::CodesWithZeroPointLanes): per-axis on the last axis and DirectML's broadcasts, in the
@@ -2350,7 +2353,8 @@ HWY_INLINE void QuantizeUniform(const Context& c, const typename XInput<kX>::T* 
     if constexpr (kShortBlocks) return lanes->ValuesOfVector(values, j);
     return hn::LoadU(DF(), values + j);
   };
-  // Element j's quotient before any rounding (not for kByReciprocal).
+  // Element j's quotient before any rounding, or with kByReciprocal and kRoundQuotient the product
+  // standing for it.
   // With kByReciprocal and kRoundQuotient, the product standing for it (the same codes).
   auto quotient_of = [&](VF xv) QDQ_HOT_LAMBDA {
     if constexpr (kByReciprocal && kRoundQuotient) return OwnPrecisionQuotientByReciprocal(xv, r);
@@ -3051,7 +3055,8 @@ const uint8_t* StageCodeTail(const uint8_t* codes, size_t whole, size_t k, uint8
 }
 
 // One block of a run whose scales or zero points are per element (values pointers of o; the other
-// operand may be constant), divided in float32 or in x's own precision with scales exact in it:
+// operand may be constant), divided in float32 or in x's own precision with scales exact in it
+// (there multiplied by the scales' reciprocals where ConvertedOperand holds them all normal):
 // QuantizeUniform's per-element loop over the whole vectors, the partial last one through
 // zero-padded copies. kKind: the zero points are o.zero_point.values (kFloats) or codes of that
 // kind at o.zero_point_codes.
@@ -3109,7 +3114,7 @@ void QuantizePerElement(const Context& c, size_t k, const Operands& o, const typ
     if constexpr (kX == ElementType::kFloat16 || kX == ElementType::kBfloat16) {
       if (c.precision != Precision::kFloat32) {
         if constexpr (kCodesOwnQuotientByReciprocal<Output>) {
-          if (reciprocals != nullptr) {  // `scales` are the reciprocals
+          if (reciprocals != nullptr) {  // `scales` are the reciprocals (never null here, so r is unused)
             QuantizeUniform<Output, kX, Code, true, true, true, kKind>(c, from, count, s, s, zp_constant,
                                                                        bounds_constant, byte_mask, to, nullptr, scales,
                                                                        zero_points, codes);
